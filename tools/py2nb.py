@@ -1,0 +1,25 @@
+#!/usr/bin/env python
+"""Convert a jupytext percent-format script into a clean notebook under nbs/ (developer convenience).
+
+Usage: python tools/py2nb.py SRC.py nbs/NN_name.ipynb      (script -> notebook)
+       python tools/py2nb.py --back nbs/NN_name.ipynb SRC.py (notebook -> script, to edit as text)
+The notebook is the source of truth; the script is only an editing format and is not committed.
+"""
+import sys, json, subprocess
+import jupytext
+from nbdev.clean import clean_nb
+
+def to_nb(src, dst):
+    nb = jupytext.read(src, fmt="py:percent")
+    nb.metadata = {"kernelspec": {"display_name": "python3", "language": "python", "name": "python3"}}
+    for c in nb.cells: c.metadata = {}
+    jupytext.write(nb, dst, fmt="ipynb")
+    d = json.load(open(dst)); clean_nb(d)
+    with open(dst, "w") as f: f.write(json.dumps(d, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
+
+def to_py(src, dst):
+    nb = jupytext.read(src); jupytext.write(nb, dst, fmt="py:percent")
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--back": to_py(sys.argv[2], sys.argv[3])
+    else: to_nb(sys.argv[1], sys.argv[2])
