@@ -5,14 +5,19 @@ Usage: python tools/py2nb.py SRC.py nbs/NN_name.ipynb      (script -> notebook)
        python tools/py2nb.py --back nbs/NN_name.ipynb SRC.py (notebook -> script, to edit as text)
 The notebook is the source of truth; the script is only an editing format and is not committed.
 """
-import sys, json, subprocess
+import sys, json, hashlib
 import jupytext
 from nbdev.clean import clean_nb
 
 def to_nb(src, dst):
     nb = jupytext.read(src, fmt="py:percent")
     nb.metadata = {"kernelspec": {"display_name": "python3", "language": "python", "name": "python3"}}
-    for c in nb.cells: c.metadata = {}
+    seen = {}
+    for c in nb.cells:  # deterministic cell ids (hash of the source) keep diffs and exported `# %%` markers stable
+        c.metadata = {}
+        h = hashlib.sha1((c.cell_type + c.source).encode()).hexdigest()[:8]
+        seen[h] = seen.get(h, -1) + 1
+        c.id = h if not seen[h] else f"{h}-{seen[h]}"
     jupytext.write(nb, dst, fmt="ipynb")
     d = json.load(open(dst)); clean_nb(d)
     with open(dst, "w") as f: f.write(json.dumps(d, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
