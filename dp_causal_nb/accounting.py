@@ -101,7 +101,7 @@ class _Gdp:
     @staticmethod
     def fmt(c, p=6): return f"(μ={_g(c[0], p)})"
 
-# %% ../nbs/02_accounting.ipynb #18ee6f1c
+# %% ../nbs/02_accounting.ipynb #695a0586
 def _check_label(label, name="label") -> str:
     if not isinstance(label, str) or not label.strip():
         raise ValueError(f"{name} must be a non-empty string naming the release, got {label!r}")
@@ -136,6 +136,11 @@ class _Accountant(_Owner):
     def budget(self) -> tuple: return self._budget
 
     def _spent(self): return self._alg.seq([r.cost for r in self._ledger])
+    def _spent_now(self):
+        "What is spent including a parallel block that is still open (the public `spent` never under-reports)."
+        b = self._block
+        open_cost = [b.cost] if b is not None and not b.closed and b._items else []
+        return self._alg.seq([r.cost for r in self._ledger] + open_cost)
     def _remaining_t(self): return self._alg.left(self._budget, self._spent())
 
     def _would_fit(self, cost, what):
@@ -163,8 +168,11 @@ class _Accountant(_Owner):
                 lines.append(f"{' ' * (indent + 2) + 'part ' + repr(p):<44}"[:44].ljust(44) + f(pr.cost))
                 for it in pr.items: emit(it, indent + 4)
         for r in self._ledger: emit(r, 0)
-        lines += ["-" * len(head), f"{'total spent':<44}" + f(self._spent()),
-                  f"{'budget':<44}" + f(self._budget), f"{'remaining':<44}" + f(self._remaining_t())]
+        b = self._block
+        if b is not None and not b.closed and b._items:
+            lines.append(f"{'(open) ' + b.label:<44}"[:44].ljust(44) + f(b.cost))
+        lines += ["-" * len(head), f"{'total spent':<44}" + f(self._spent_now()),
+                  f"{'budget':<44}" + f(self._budget), f"{'remaining':<44}" + f(self._alg.left(self._budget, self._spent_now()))]
         return "\n".join(lines)
 
     def __str__(self): return self.summary()
@@ -252,7 +260,7 @@ class _PartView(_Owner):
     def __repr__(self):
         return f"part {self.part_name!r} of block '{self._parent.label}': spent {self._alg.fmt(self.spent)}"
 
-# %% ../nbs/02_accounting.ipynb #b3d99542
+# %% ../nbs/02_accounting.ipynb #2240c11a
 class PrivacyAccountant(_Accountant):
     "Records (ε, δ) spends with labels; raises `BudgetError` (recording nothing) before any overspend."
     _alg = _EpsDelta
@@ -278,13 +286,13 @@ class PrivacyAccountant(_Accountant):
 
     @property
     def spent(self) -> tuple:
-        "Total `(epsilon, delta)` spent (basic composition of the ledger)."
-        return self._spent()
+        "Total `(epsilon, delta)` spent (basic composition of the ledger, plus an open parallel block's cost)."
+        return self._spent_now()
 
     @property
     def remaining(self) -> tuple:
         "`(epsilon, delta)` still available (inf for an unlimited accountant)."
-        return self._alg.left(self._budget, self._spent())
+        return self._alg.left(self._budget, self._spent_now())
 
     def __repr__(self):
         f = self._alg.fmt
@@ -309,7 +317,7 @@ class _EDPart(_PartView):
         self._block = _EDBlock(self, label); return self._block
 _EDBlock._view_cls = _EDPart
 
-# %% ../nbs/02_accounting.ipynb #123e417a
+# %% ../nbs/02_accounting.ipynb #b0a0a214
 def _no_ed_spend(*args, **kwargs):
     raise TypeError("a GDP accountant is charged in μ: call spend_gdp(mu, label=...) (μ = sensitivity/σ for a "
                     "Gaussian mechanism); an (ε, δ) release cannot be converted to μ-GDP, use a PrivacyAccountant")
@@ -339,13 +347,13 @@ class GDPAccountant(_Accountant):
 
     @property
     def spent(self) -> float:
-        "Total μ spent (GDP composition of the ledger)."
-        return self._spent()[0]
+        "Total μ spent (GDP composition of the ledger, plus an open parallel block's cost)."
+        return self._spent_now()[0]
 
     @property
     def remaining(self) -> float:
         "The largest μ that can still be spent: sqrt(budget² − spent²)."
-        return self._remaining_t()[0]
+        return self._alg.left(self._budget, self._spent_now())[0]
 
     def epsilon(self, delta) -> float:
         "The (ε, δ)-DP guarantee of what was spent, at `delta`."

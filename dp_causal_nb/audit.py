@@ -113,7 +113,7 @@ def _run(mechanism, data, n, rng, batch, name, progress):
         raise ValueError(f"mechanism returned NaN or infinite values on {name}")
     return out
 
-# %% ../nbs/03_audit.ipynb #4b12551b
+# %% ../nbs/03_audit.ipynb #50ee75b7
 def _scores(Y0, Y1, statistic, h):
     "Scalar scores for both output sets; `h`: size of the selection half (used to fit the default direction)."
     if statistic is not None:
@@ -123,6 +123,9 @@ def _scores(Y0, Y1, statistic, h):
                 raise ValueError(f"statistic must map outputs of shape {Y.shape} to scores of shape ({len(Y)},), got {s.shape}")
         if not (np.all(np.isfinite(s0)) and np.all(np.isfinite(s1))):
             raise ValueError("statistic returned NaN or infinite scores")
+        k = min(3, len(Y0))   # a statistic that pools rows (e.g. a batch mean) would fake a huge epsilon
+        if not np.allclose(np.asarray(statistic(Y0[:k]), dtype=float), s0[:k], rtol=1e-9, atol=1e-12):
+            raise ValueError("statistic must act row by row: the score of a run may depend only on that run's output")
         return s0, s1, False
     if Y0.ndim == 1: return Y0, Y1, False
     if Y0.shape[1] == 1: return Y0[:, 0], Y1[:, 0], False
@@ -153,14 +156,14 @@ def _select(s0, s1, delta, alpha, n_candidates, direction=None, threshold=None):
         if e[i] > best[0]: best = (float(e[i]), float(cand[i]), d)
     return best[1], best[2]
 
-# %% ../nbs/03_audit.ipynb #0a4da299
+# %% ../nbs/03_audit.ipynb #055f5eef
 def audit_mechanism(mechanism, # batch=True: mechanism(data, size, rng) -> (size,) or (size, d); batch=False: mechanism(data, rng) -> one output
                     D0, D1, # a pair of neighbouring datasets (replace-one), chosen adversarially; passed to `mechanism` as is
                     *,
                     n_runs:int=100_000, # runs per dataset (>= 100); half select the test, half evaluate it
                     delta:float=0.0, # the δ at which ε is bounded, in [0, 1)
                     alpha:float=0.05, # 1 - confidence level of the bound, in (0, 1)
-                    statistic=None, # callable outputs -> (size,) scores; default: identity (scalars) or projection on the mean difference
+                    statistic=None, # callable outputs -> (size,) scores, row by row; default: identity (scalars) or projection on the mean difference
                     batch:bool=True, # whether `mechanism` is vectorised
                     threshold:float|None=None, # fix the test's threshold instead of searching for it
                     direction:str|None=None, # 'greater' (reject when score > threshold), 'less', or None to choose
@@ -168,7 +171,10 @@ def audit_mechanism(mechanism, # batch=True: mechanism(data, size, rng) -> (size
                     random_state=None, # None, int or np.random.Generator: the randomness given to `mechanism`
                     progress:bool|None=None, # progress bar for batch=False (default: on, off under tests)
                    ) -> AuditResult:
-    "Empirical (1-alpha)-confidence lower bound on the ε at `delta` of `mechanism` on the pair (D0, D1)."
+    """Empirical (1-alpha)-confidence lower bound on the ε at `delta` of `mechanism` on the pair (D0, D1).
+
+    Two rules the bound relies on: with `batch=True` the `size` rows returned must be *independent* runs (fresh noise
+    per row, never one draw broadcast over the batch), and `statistic` must score each row on its own."""
     t_start = time.perf_counter()
     if not callable(mechanism): raise TypeError(f"mechanism must be callable, got {type(mechanism).__name__}")
     if not isinstance(n_runs, numbers.Integral) or isinstance(n_runs, bool):

@@ -48,7 +48,7 @@ def check_scalar(value, name:str, *, low=None, high=None, low_inclusive=False, h
         raise ValueError(f"{name} must lie in {lb}, {hb}, got {v}")
     return v
 
-# %% ../nbs/00_core.ipynb #27df648b
+# %% ../nbs/00_core.ipynb #2005c827
 def is_private(epsilon) -> bool:
     "Whether `epsilon` asks for a private release (`np.inf` means non-private)."
     return not np.isinf(float(epsilon))
@@ -59,6 +59,9 @@ def check_epsilon_delta(epsilon, delta=0.0, *, n:int|None=None, require_delta:bo
     dlt = check_scalar(delta, "delta", low=0, high=1, low_inclusive=True)
     if require_delta and dlt == 0 and is_private(eps):
         raise ValueError("delta must lie in (0, 1) for this mechanism (approximate DP); got 0")
+    if n is not None:
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"n must be a positive integer (the number of records), got {n!r}")
     if n is not None and dlt > 0 and dlt >= 1.0 / n:
         warnings.warn(f"delta={dlt:g} >= 1/n={1.0/n:g}: such a delta allows publishing individual records; "
                       "choose delta much smaller than 1/n", PrivacyLeakWarning, stacklevel=2)
@@ -103,7 +106,7 @@ def check_binary_treatment(T, name:str="T") -> np.ndarray:
     if bad.any(): raise ValueError(f"{name} must be binary with values in {{0, 1}}; found {np.unique(t[bad])[:5]}")
     return t.astype(int)
 
-# %% ../nbs/00_core.ipynb #046eb8b1
+# %% ../nbs/00_core.ipynb #14c20e3f
 def check_bounds(bounds, name:str, n_features:int|None=None):
     "Validate public bounds `(lower, upper)`: scalars or arrays of length `n_features`; returns two float arrays."
     if bounds is None:
@@ -127,8 +130,8 @@ def check_in_bounds(a, bounds, name:str, *, action:str="raise"):
     if out.any():
         k = int(out.sum())
         if action == "raise":
-            raise ValueError(f"{name}: {k} value(s) lie outside the declared public bounds [{np.min(lo):g}, {np.max(hi):g}] "
-                             f"(observed range [{a.min():g}, {a.max():g}]); widen the declared bounds or clip explicitly")
+            raise ValueError(f"{name}: {k} value(s) lie outside the declared public bounds [{np.min(lo):g}, {np.max(hi):g}]; "
+                             "widen the declared bounds or clip explicitly (the observed range is not shown: it is private)")
         warnings.warn(f"{name}: clipped {k} value(s) to the declared public bounds", DPDomainWarning, stacklevel=2)
         a = np.clip(a, lo, hi)
     return a

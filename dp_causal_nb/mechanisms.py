@@ -15,12 +15,12 @@ __all__ = ['sensitivity_of_pairs', 'l1_sensitivity_of_pairs', 'l2_sensitivity_of
            'laplace_scale', 'laplace_mechanism', 'gdp_delta', 'gdp_epsilon', 'gdp_mu', 'gdp_sigma', 'gaussian_sigma',
            'gaussian_delta', 'gaussian_mechanism']
 
-# %% ../nbs/01_mechanisms.ipynb #49466575
+# %% ../nbs/01_mechanisms.ipynb #f7bd8d4a
 def sensitivity_of_pairs(f, # deterministic query: dataset -> scalar or array
                          pairs, # iterable of neighbouring datasets (D, D')
                          ord:int=2, # norm: 1 (for Laplace) or 2 (for Gaussian)
                         ) -> float: # max ||f(D) - f(D')||_ord over the pairs: a LOWER bound on the sensitivity
-    "Largest change of `f` over the given neighbour pairs (a lower bound on Δ_ord unless the pairs contain the worst case)."
+    "Largest change of `f` over the given neighbour pairs: a lower bound on Δ_ord unless the pairs contain the worst case. For numerical checks only — never calibrate noise with it (on real data it is a local sensitivity: too small, and itself a leak)."
     if ord not in (1, 2): raise ValueError(f"ord must be 1 or 2, got {ord!r}")
     best = None
     for D, D1 in pairs:
@@ -76,7 +76,7 @@ def laplace_mechanism(value, # query answer f(D): scalar or array
     out = x.copy() if b == 0.0 else x + rng.laplace(0.0, b, size=x.shape)
     return _as_output(out, x.ndim == 0)
 
-# %% ../nbs/01_mechanisms.ipynb #0d078c95
+# %% ../nbs/01_mechanisms.ipynb #d3eb8276
 def _log_gdp_delta(mu:float, eps:float) -> float:
     "ln δ_μ(ε) = ln[Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)], evaluated in log space."
     la, lb = log_ndtr(mu / 2 - eps / mu), log_ndtr(-mu / 2 - eps / mu)
@@ -113,6 +113,9 @@ def gdp_mu(epsilon, # ε > 0 (np.inf gives np.inf)
     "Largest μ with δ_μ(ε) ≤ δ: a μ-GDP mechanism with this μ is (ε, δ)-DP (root of an increasing function of ln μ)."
     eps, dlt = check_epsilon_delta(epsilon, delta, require_delta=True)
     if not is_private(eps): return np.inf
+    if eps < 1e-3 and dlt < 1e-20:
+        raise ValueError(f"epsilon={eps:g} with delta={dlt:g}: outside the range where the analytic calibration is "
+                         "certified (epsilon >= 1e-3 or delta >= 1e-20); see the accuracy note in 01_mechanisms")
     return _gdp_mu_root(eps, dlt)
 
 @lru_cache(maxsize=4096)

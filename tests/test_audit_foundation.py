@@ -161,3 +161,16 @@ def test_wrong_mechanism_shapes(mech, batch, match):
 def test_not_callable():
     with pytest.raises(TypeError, match="mechanism must be callable"):
         audit_mechanism(None, D0, D1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gaussian_whole_profile_catches_20pct_sigma_error(seed):
+    """Sharper check: a Gaussian calibrated for (1, 1e-5) has a known whole privacy profile, so audit it at
+    δ = 1e-2, where the auditor is nearly tight, against the exact ε(1e-2) of that calibration (≈ 0.396).
+    A σ that is 20 % too small must be caught; the correct σ must not."""
+    sigma = gaussian_sigma(1.0, 1e-5)
+    eps_at = gdp_epsilon(1.0 / sigma, 1e-2)
+    ok = audit(gauss(1.0, 1e-5, 1.0), 1e-2, seed)
+    bad = audit(gauss(1.0, 1e-5, 0.8), 1e-2, seed)          # sensitivity*0.8 == sigma*0.8
+    assert ok.epsilon_lower <= eps_at, (ok, eps_at)
+    assert bad.epsilon_lower > eps_at, (bad, eps_at)
