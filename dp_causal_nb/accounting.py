@@ -101,7 +101,7 @@ class _Gdp:
     @staticmethod
     def fmt(c, p=6): return f"(μ={_g(c[0], p)})"
 
-# %% ../nbs/02_accounting.ipynb #695a0586
+# %% ../nbs/02_accounting.ipynb #b8f73027
 def _check_label(label, name="label") -> str:
     if not isinstance(label, str) or not label.strip():
         raise ValueError(f"{name} must be a non-empty string naming the release, got {label!r}")
@@ -176,6 +176,11 @@ class _Accountant(_Owner):
         return "\n".join(lines)
 
     def __str__(self): return self.summary()
+
+    # An accountant is a shared resource, never a value: copies (e.g. sklearn.base.clone deep-copying an
+    # estimator's `accountant=` parameter, or GridSearchCV) must charge the same ledger, or spends would vanish.
+    def __copy__(self): return self
+    def __deepcopy__(self, memo): return self
 
 # %% ../nbs/02_accounting.ipynb #a7ab1465
 class ParallelBlock:
