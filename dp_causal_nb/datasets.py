@@ -11,8 +11,8 @@ from scipy.optimize import minimize_scalar
 from .core import check_random_state, check_scalar
 
 # %% auto #0
-__all__ = ['PositivityWarning', 'OprescuDGP', 'CATEDataset', 'make_oprescu_dgp', 'dataset1', 'dataset2', 'ATEDataset',
-           'ate_low_overlap', 'ate_trees', 'ate_binary', 'ate_k_study']
+__all__ = ['NHEFS_COVARIATES', 'PositivityWarning', 'OprescuDGP', 'CATEDataset', 'make_oprescu_dgp', 'dataset1', 'dataset2',
+           'ATEDataset', 'ate_low_overlap', 'ate_trees', 'ate_binary', 'ate_k_study', 'load_nhefs']
 
 # %% ../nbs/05_datasets.ipynb #5d850c94
 class PositivityWarning(UserWarning):
@@ -284,3 +284,21 @@ def ate_k_study(n:int=20_000, *, noise_sd:float=0.05, propensity_clip:float=0.1,
     sd = float(np.linalg.norm(_BETA_Y20))
     g = lambda z: _clipped_normal_mean(-0.08 + z + 0.15, noise_sd) - _clipped_normal_mean(-0.08 + z, noise_sd)
     return _finish(X, pi, y0, y1, rng, _gauss_hermite_normal(g, sd), propensity_clip, 50, "effect of K")
+
+# %% ../nbs/05_datasets.ipynb #07eaf68a
+NHEFS_COVARIATES = ("sex", "race", "age", "education", "smokeintensity", "smokeyrs", "exercise", "active", "wt71")
+_NHEFS_LEVELS = {"education": ("1", "2", "3", "4", "5"), "exercise": ("0", "1", "2"), "active": ("0", "1", "2")}
+
+def load_nhefs():
+    "NHEFS complete cases: returns (X, T, Y, covariate names); T = qsmk, Y = wt82_71 (kg). Needs `causaldata`."
+    try: from causaldata import nhefs_complete
+    except ImportError:
+        raise ImportError("the NHEFS data need the optional extra: pip install 'dp_causal_nb[data]' (package causaldata)") from None
+    df = nhefs_complete.load_pandas().data
+    cols, names = [], []
+    for c in NHEFS_COVARIATES:
+        v = df[c].astype(str).to_numpy() if c in _NHEFS_LEVELS else df[c].astype(float).to_numpy()
+        if c in _NHEFS_LEVELS:
+            for lev in _NHEFS_LEVELS[c][1:]: cols.append((v == lev).astype(float)); names.append(f"{c}={lev}")
+        else: cols.append(v.astype(float)); names.append(c)
+    return (np.column_stack(cols), df["qsmk"].to_numpy().astype(int), df["wt82_71"].to_numpy().astype(float), names)
