@@ -128,7 +128,7 @@ class RandomFourierFeatures(_FeatureMapBase):
         if self.bias: F = np.hstack([F, np.ones((len(F), 1))]) / np.sqrt(2.0)
         return F * float(self.radius)
 
-# %% ../nbs/04_dp_erm.ipynb #d3641964
+# %% ../nbs/04_dp_erm.ipynb #ab972f81
 def erm_sensitivity(n:int, # number of records
                     lam:float, # ridge penalty Λ
                     *, lipschitz:float=1.0, # L: bound on |ℓ'| (1 for logistic)
@@ -168,7 +168,7 @@ def output_perturbation_noise(epsilon:float, delta:float, sensitivity:float) -> 
     return NoiseSpec("gamma", sensitivity / epsilon)
 
 def draw_noise(spec:NoiseSpec, d:int, size:int|None=None, random_state=None):
-    "Draw noise vectors of dimension d following `spec`."
+    "Draw noise vectors of dimension d following `spec` (for a real release `random_state` must be secret: None or a secret Generator)."
     rng = check_random_state(random_state)
     shape = (d,) if size is None else (size, d)
     if spec.kind == "none": return np.zeros(shape)
@@ -208,11 +208,12 @@ def objective_perturbation_params(epsilon:float, delta:float=0.0, *, n:int, lam:
     if eps1 <= 0: Delta = cc / (n * np.expm1(epsilon / 4)) - lam; eps1 = epsilon / 2
     return ObjectivePerturbation(Delta, eps1, 2 * np.log1p(cc / (n * (lam + Delta))), NoiseSpec("gamma", G / eps1))
 
-# %% ../nbs/04_dp_erm.ipynb #a1485b41
+# %% ../nbs/04_dp_erm.ipynb #022ba1c0
 def _check_labels(y, name="y"):
     y = check_array(y, name, ndim=1)
     bad = ~np.isin(y, (0.0, 1.0))
-    if bad.any(): raise ValueError(f"{name} must contain labels in {{0, 1}}; found {np.unique(y[bad])[:5]}")
+    if bad.any():   # counts only: the offending values are private data
+        raise ValueError(f"{name} must contain labels in {{0, 1}}; {int(bad.sum())} entr{'y is' if bad.sum() == 1 else 'ies are'} not")
     return y
 
 def _check_weights(sample_weight, weight_bound, n):
@@ -221,7 +222,7 @@ def _check_weights(sample_weight, weight_bound, n):
         return None, 1.0
     w = check_array(sample_weight, "sample_weight", ndim=1)
     if len(w) != n: raise ValueError(f"sample_weight has {len(w)} entries, expected {n}")
-    if (w < 0).any(): raise ValueError("sample_weight must be non-negative")
+    if (w < 0).any(): raise ValueError(f"sample_weight must be non-negative; {int((w < 0).sum())} weight(s) are negative")
     if weight_bound is None:
         warnings.warn("weight_bound inferred as max(sample_weight): the release is not differentially private; "
                       "declare a public weight_bound", PrivacyLeakWarning, stacklevel=3)
@@ -231,7 +232,7 @@ def _check_weights(sample_weight, weight_bound, n):
         wb = check_scalar(weight_bound, "weight_bound", low=0)
         if (w > wb).any():
             raise ValueError(f"sample_weight must lie in [0, weight_bound={wb:g}]; {int((w > wb).sum())} weight(s) "
-                             f"exceed it (max {w.max():g}); the bound is part of the privacy guarantee")
+                             "exceed it; the bound is part of the privacy guarantee")
     return w, wb
 
 class _DPERM(BaseEstimator):
@@ -254,18 +255,26 @@ class _DPERM(BaseEstimator):
         w, wb = _check_weights(sample_weight, self.weight_bound, n)
         fm = self._bind_feature_map(X); Phi = fm.transform(X)
         R = float(fm.norm_bound)
-        norms = np.linalg.norm(Phi, axis=1)
-        if norms.max() > R * (1 + 1e-9):
-            raise ValueError(f"feature_map violates its norm_bound: max ‖φ(x)‖ = {norms.max():g} > R = {R:g}")
-        self.feature_map_, self.n_features_in_ = fm, X.shape[1]
-        return Phi, w, wb, eps, dlt, lam, R, n
+        over = np.linalg.norm(Phi, axis=1) > R * (1 + 1e-9)
+        if over.any():   # a count only (no private values); note the check itself is an observable, data-dependent event
+            raise ValueError(f"feature_map violates its norm_bound R = {R:g} on {int(over.sum())} row(s); "
+                             "its norm_bound must hold for every x by construction")
+        return Phi, w, wb, eps, dlt, lam, R, n, fm
 
     def _spend(self, eps, dlt, what):
-        self.epsilon_spent_, self.delta_spent_ = (eps, dlt) if is_private(eps) else (np.inf, 0.0)
+        "Charge the accountant (raises BudgetError before any noise); returns the (ε, δ) spent. Sets no attribute."
+        spent = (eps, dlt) if is_private(eps) else (np.inf, 0.0)
         if self.accountant is not None:
             label = self.label if self.label is not None else f"{type(self).__name__} ({what})"
-            self.accountant.spend(self.epsilon_spent_, self.delta_spent_, label=label)   # raises BudgetError before noise
-            self.charged_to_ = self.accountant
+            self.accountant.spend(*spent, label=label)
+        return spent
+
+    def _set_fitted(self, **attrs):
+        "Publish the fitted state in one step, only after the spend and the solve succeeded (a failed refit keeps the old state)."
+        if self.accountant is not None: attrs["charged_to_"] = self.accountant
+        elif hasattr(self, "charged_to_"): del self.charged_to_        # this release was charged to no accountant
+        for k, v in attrs.items(): setattr(self, k, v)
+        return self
 
     def _features(self, X):
         check_is_fitted(self, "coef_")
@@ -274,15 +283,23 @@ class _DPERM(BaseEstimator):
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
         return self.feature_map_.transform(X)
 
-# %% ../nbs/04_dp_erm.ipynb #5ec29263
-class DPLogisticRegression(_DPERM, ClassifierMixin):
+# %% ../nbs/04_dp_erm.ipynb #8591cfad
+class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
     Objective (1/n)Σ wᵢ ℓ(θᵀφ(xᵢ); yᵢ) + (lam/2)‖θ‖²; scikit-learn equivalent at epsilon=np.inf:
     LogisticRegression(C=1/(n·lam), fit_intercept=False) on φ(X). method="objective": objective perturbation
     (Theorem 2; δ=0 Gamma-norm noise, δ>0 Gaussian); method="output": output perturbation with l2 sensitivity
     2·w_max·R/(n·lam) (Theorem 1; δ>0 analytic Gaussian, δ=0 Gamma-norm). w_max = weight_bound (1 without weights),
-    valid if each weight depends only on its own record. The fitted model holds no training records."""
+    valid if each weight depends only on its own record. The fitted model holds no training records.
+
+    random_state: the noise seed. It must be secret and unpredictable for a real release (None draws fresh OS
+    entropy); an int seed makes the noise reproducible by anyone who knows it, which is for teaching and tests only.
+    tol: Newton tolerance on ‖∇J‖, in (0, 1e-8]; the released point is within tol/(lam+Δ) of the exact minimiser
+    the theorems are about (see the notebook for why this gap is accepted). Failures are observable outputs: if the
+    solver cannot reach tol it raises (fail closed), and a feature map breaking its norm_bound raises; both events
+    depend on the data, so a caller must not retry silently with other settings. A refit that fails (BudgetError,
+    solver failure) leaves the previously fitted state unchanged; the budget of a spend that succeeded stays spent."""
     def __init__(self, epsilon:float=1.0, delta:float=0.0, lam:float=1e-3, method:str="objective",
                  feature_map=None, x_bounds=None, weight_bound=None, constants:str="tight",
                  accountant=None, label:str|None=None, random_state=None, tol:float=1e-10, max_iter:int=100):
@@ -294,39 +311,48 @@ class DPLogisticRegression(_DPERM, ClassifierMixin):
         if self.method not in ("objective", "output"):
             raise ValueError(f"method must be 'objective' or 'output', got {self.method!r}")
         if self.constants not in ("tight", "paper"): raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
+        tol = check_scalar(self.tol, "tol", low=0, high=1e-8, high_inclusive=True)   # the exact-minimiser requirement
+        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
         y = _check_labels(y)
-        Phi, w, wb, eps, dlt, lam, R, n = self._prepare(X, y, sample_weight)
+        Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight)
         rng = check_random_state(self.random_state); d = Phi.shape[1]
-        solve = lambda lam_, lin=None: solve_logistic(Phi, y, lam_, w, linear=lin, tol=self.tol, max_iter=self.max_iter)[0]
-        self.classes_ = np.array([0, 1])
+        solve = lambda lam_, lin=None: solve_logistic(Phi, y, lam_, w, linear=lin, tol=tol, max_iter=self.max_iter)[0]
         if self.method == "output" or not is_private(eps):
             theta = solve(lam)                                             # exact fit first: nothing released yet
-            self.sensitivity_ = erm_sensitivity(n, lam, lipschitz=1.0, norm_bound=R, weight_bound=wb)
-            self.noise_ = output_perturbation_noise(eps, dlt, self.sensitivity_)
-            self._spend(eps, dlt, "output perturbation")
-            self.coef_ = theta + draw_noise(self.noise_, d, random_state=rng); self.lam_effective_ = lam
+            sens = erm_sensitivity(n, lam, lipschitz=1.0, norm_bound=R, weight_bound=wb)
+            noise = output_perturbation_noise(eps, dlt, sens); lam_eff = lam
+            spent = self._spend(eps, dlt, "output perturbation")          # raises BudgetError before any noise
+            coef = theta + draw_noise(noise, d, random_state=rng)
         else:
             op = objective_perturbation_params(eps, dlt, n=n, lam=lam, lipschitz=1.0, curvature=0.25, norm_bound=R,
                                                weight_bound=wb, constants=self.constants)
-            self.sensitivity_, self.noise_, self.lam_effective_ = 2.0 * wb * R, op.noise, lam + op.Delta
-            self._spend(eps, dlt, "objective perturbation")
+            sens, noise, lam_eff = 2.0 * wb * R, op.noise, lam + op.Delta
+            spent = self._spend(eps, dlt, "objective perturbation")       # raises BudgetError before any noise
             b = draw_noise(op.noise, d, random_state=rng)
-            self.coef_ = solve(lam + op.Delta, b / n)
-        return self
+            coef = solve(lam_eff, b / n)
+        return self._set_fitted(coef_=coef, classes_=np.array([0, 1]), feature_map_=fm, n_features_in_=X.shape[1],
+                                sensitivity_=sens, noise_=noise, lam_effective_=lam_eff,
+                                epsilon_spent_=spent[0], delta_spent_=spent[1])
 
     def decision_function(self, X): return self._features(X) @ self.coef_
     def predict_proba(self, X):
         p = special.expit(self.decision_function(X)); return np.column_stack([1 - p, p])
     def predict(self, X): return (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/04_dp_erm.ipynb #6475b106
-class DPRidgeRegression(_DPERM, RegressorMixin):
+# %% ../nbs/04_dp_erm.ipynb #b357cb5b
+class DPRidgeRegression(RegressorMixin, _DPERM):
     """(ε, δ)-DP ridge regression on a public feature map by output perturbation (replace-one neighbours).
 
     The outcome is clipped to the public y_bounds=(a, b) (DPDomainWarning) and centred at c=(a+b)/2; with B=(b−a)/2
     the minimiser of (1/n)Σ wᵢ ½(yᵢ−c−θᵀφ(xᵢ))² + (lam/2)‖θ‖² has l2 sensitivity 2·w_max·L·R/(n·lam) with
     L = B(1 + R√(w_max/lam)) (Theorem 1). δ>0: analytic Gaussian noise; δ=0: Gamma-norm noise. scikit-learn equivalent
-    at epsilon=np.inf: c + Ridge(alpha=n·lam, fit_intercept=False) fitted to y−c on φ(X). Holds no training records."""
+    at epsilon=np.inf: c + Ridge(alpha=n·lam, fit_intercept=False) fitted to y−c on φ(X). Holds no training records.
+
+    random_state: the noise seed; it must be secret and unpredictable for a real release (None draws fresh OS
+    entropy); an int seed is for teaching and tests. Errors raised after validation (a feature map breaking its
+    norm_bound) depend on the data and are observable outputs. A refit that fails (e.g. BudgetError) leaves the
+    previously fitted state unchanged."""
     def __init__(self, epsilon:float=1.0, delta:float=1e-5, lam:float=1e-2, y_bounds=None, feature_map=None,
                  x_bounds=None, weight_bound=None, method:str="output", accountant=None, label:str|None=None,
                  random_state=None):
@@ -343,16 +369,18 @@ class DPRidgeRegression(_DPERM, RegressorMixin):
         else: yb = check_bounds(self.y_bounds, "y_bounds")
         lo, hi = float(np.min(yb[0])), float(np.max(yb[1]))
         y = check_in_bounds(y, (lo, hi), "y", action="clip")
-        Phi, w, wb, eps, dlt, lam, R, n = self._prepare(X, y, sample_weight)
+        Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight)
         rng = check_random_state(self.random_state)
-        self.y_center_, B = (lo + hi) / 2, (hi - lo) / 2
-        theta, _ = solve_ridge(Phi, y - self.y_center_, lam, w)
-        self.lipschitz_ = ridge_lipschitz(B, lam, R, wb)
-        self.sensitivity_ = erm_sensitivity(n, lam, lipschitz=self.lipschitz_, norm_bound=R, weight_bound=wb)
-        self.noise_ = output_perturbation_noise(eps, dlt, self.sensitivity_)
-        self._spend(eps, dlt, "output perturbation")
-        self.coef_ = theta + draw_noise(self.noise_, Phi.shape[1], random_state=rng); self.lam_effective_ = lam
-        return self
+        center, B = (lo + hi) / 2, (hi - lo) / 2
+        theta, _ = solve_ridge(Phi, y - center, lam, w)
+        lip = ridge_lipschitz(B, lam, R, wb)
+        sens = erm_sensitivity(n, lam, lipschitz=lip, norm_bound=R, weight_bound=wb)
+        noise = output_perturbation_noise(eps, dlt, sens)
+        spent = self._spend(eps, dlt, "output perturbation")              # raises BudgetError before any noise
+        coef = theta + draw_noise(noise, Phi.shape[1], random_state=rng)
+        return self._set_fitted(coef_=coef, y_center_=center, lipschitz_=lip, feature_map_=fm, n_features_in_=X.shape[1],
+                                sensitivity_=sens, noise_=noise, lam_effective_=lam,
+                                epsilon_spent_=spent[0], delta_spent_=spent[1])
 
     def predict(self, X): return self.y_center_ + self._features(X) @ self.coef_
 
