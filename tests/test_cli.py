@@ -1,14 +1,24 @@
-"""The `dp-causal` command line, run as a subprocess (as a user would run it)."""
-import json, os, resource, shutil, subprocess, sys, time
+"""The `dp-causal` command line. Most cases call `main(argv)` in-process (fast); a few run the real command as a
+subprocess (`python -m dp_causal_nb.cli` and the installed console script), as a user would run it."""
+import contextlib, io, json, os, resource, shutil, subprocess, sys
 import numpy as np
 import pytest
+
+from dp_causal_nb.cli import main
 
 CLI = [sys.executable, "-m", "dp_causal_nb.cli"]
 
 
-def run(args, timeout=120):
+def run_sub(args, timeout=120):
     p = subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
+
+
+def run(args):
+    "In-process: same argument handling, exit status and one-line error contract as the command."
+    o, e = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e): code = main([str(a) for a in args])
+    return code, o.getvalue(), e.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -25,22 +35,32 @@ def csv_path(tmp_path_factory):
     return p
 
 
+@pytest.fixture(scope="module")
+def degenerate_path(tmp_path_factory):
+    "16 records, 2 treated: with K = 5 most folds lack a treated unit (fold-local fallback, a data-dependent event)."
+    p = tmp_path_factory.mktemp("cli") / "degenerate.csv"
+    p.write_text("y,t,x\n" + "".join(f"{0.1 * (i % 9):.1f},{int(i < 2)},{i % 4}\n" for i in range(16)))
+    return p
+
+
 def base(path):
     return ["ate", path, "--outcome", "outcome", "--treatment", "treated", "--covariates", "age,weight",
             "--outcome-bounds", "-1,1"]
 
 
-def test_ate_json(csv_path):
-    code, out, err = run(base(csv_path) + ["--epsilon", "2", "--delta", "1e-6", "--folds", "10", "--seed", "3", "--json"])
+def test_ate_json_subprocess(csv_path):
+    "The real command, as a subprocess; the in-process call with the same seed gives the same release."
+    args = base(csv_path) + ["--epsilon", "2", "--delta", "1e-6", "--folds", "10", "--seed", "3", "--json"]
+    code, out, err = run_sub(args)
     assert code == 0, err
+    assert err == ""                                   # nothing data-dependent on stderr
     r = json.loads(out)
     assert r["n"] == 400 and r["n_folds"] == 10 and r["estimator"] == "aipw"
     assert r["epsilon"] == 2.0 and r["delta"] == 1e-6 and r["mu"] > 0
     lo, hi = r["conf_int_95"]
     assert lo < r["ate"] < hi
-    # same seed, same release; the default estimator text output names the budget
-    code2, out2, _ = run(base(csv_path) + ["--epsilon", "2", "--delta", "1e-6", "--folds", "10", "--seed", "3", "--json"])
-    assert json.loads(out2)["ate"] == r["ate"]
+    code2, out2, _ = run(args)
+    assert code2 == 0 and json.loads(out2)["ate"] == r["ate"]
 
 
 def test_ate_text_and_mu(csv_path):
@@ -49,48 +69,69 @@ def test_ate_text_and_mu(csv_path):
     assert "private ATE" in out and "95% CI (private)" in out and "GDP" in out
 
 
-@pytest.mark.parametrize("extra, content, message", [
-    (["--mu", "1", "--folds", "2"], None, "n_folds must be an int in [3, n=400]"),
-    (["--mu", "1", "--folds", "401"], None, "n_folds must be an int in [3, n=400]"),
-    (["--mu", "1", "--propensity-clip", "0.5"], None, "propensity_clip must lie in (0, 0.5)"),
-    (["--mu", "1"], "nan", "missing value"),
-    (["--mu", "1"], "nonbinary", "T must be binary"),
-    (["--mu", "1"], "outofbounds", "outside the declared public bounds"),
+def _edit(csv_path, tmp_path, content):
+    lines = open(csv_path).read().splitlines()
+    if content == "nan": lines[5] = "0.1,0.2,1,NA"
+    elif content == "nonbinary": lines[5] = "0.1,0.2,7,0.5"
+    elif content == "outofbounds": lines[5] = "0.1,0.2,1,123.5"
+    elif content == "nonnumeric": lines[5] = "0.1,abc0.77,1,0.5"
+    elif content == "inf": lines[5] = "0.1,0.2,1,inf"
+    path = tmp_path / "bad.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("extra, content, message, secret", [
+    (["--mu", "1", "--folds", "2"], None, "n_folds must be an int in [3, n=400]", None),
+    (["--mu", "1", "--folds", "401"], None, "n_folds must be an int in [3, n=400]", None),
+    (["--mu", "1", "--propensity-clip", "0.5"], None, "propensity_clip must lie in (0, 0.5)", None),
+    (["--epsilon", "-1", "--delta", "1e-6"], None, "epsilon must lie in (0, inf)", None),
+    (["--epsilon", "1"], None, "--delta is required", None),
+    ([], None, "give a privacy budget", None),
+    (["--mu", "1"], "nan", "missing values", "line"),
+    (["--mu", "1"], "nonbinary", "T must be binary", "7"),
+    (["--mu", "1"], "outofbounds", "outside the declared public bounds", "123.5"),
+    (["--mu", "1"], "nonnumeric", "non-numeric values", "0.77"),
+    (["--mu", "1"], "inf", "infinite values", "1 value"),
 ])
-def test_bad_inputs(csv_path, tmp_path, extra, content, message):
-    path = csv_path
-    if content is not None:
-        lines = open(csv_path).read().splitlines()
-        if content == "nan": lines[5] = "0.1,0.2,1,NA"
-        elif content == "nonbinary": lines[5] = "0.1,0.2,3,0.5"
-        elif content == "outofbounds": lines[5] = "0.1,0.2,1,1.5"
-        elif content == "nocolumn": lines[0] = "age,weight,treated,y"
-        path = tmp_path / "bad.csv"
-        path.write_text("\n".join(lines) + "\n")
+def test_bad_inputs(csv_path, tmp_path, extra, content, message, secret):
+    "One clear line, exit 2, no traceback, and never a private value, its row or a count of offending rows."
+    path = csv_path if content is None else _edit(csv_path, tmp_path, content)
     code, out, err = run(base(path) + extra)
     assert code == 2
     assert message in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
+    if secret is not None: assert secret not in err and "line" not in err and "1 value" not in err, err
 
 
-def test_missing_file_column_and_bad_epsilon(csv_path):
-    "More bad inputs (the full table is also tested in-process in nbs/13_cli.ipynb)."
+def test_missing_file_column_and_no_command(csv_path):
     code, _, err = run(["ate", csv_path, "--outcome", "nope", "--treatment", "treated", "--outcome-bounds", "-1,1",
                         "--epsilon", "-1", "--delta", "1e-6"])
     assert code == 2 and err.count("\n") == 1 and ("column 'nope' not found" in err)
-
-
-def test_missing_file_and_no_command():
-    code, _, err = run(["ate", "no_such_file.csv", "--outcome", "y", "--treatment", "t", "--outcome-bounds", "0,1", "--mu", "1"])
+    code, _, err = run(["ate", "no_such_file.csv", "--outcome", "y", "--treatment", "t", "--outcome-bounds", "0,1",
+                        "--mu", "1"])
     assert code == 2 and "cannot open" in err and err.count("\n") == 1
     code, _, err = run([])
     assert code == 2 and "choose a command" in err
 
 
+def test_no_data_dependent_warnings(degenerate_path):
+    "Folds lacking a treatment arm and clipped outcomes are data-dependent: the command prints nothing about them."
+    args = ["ate", degenerate_path, "--outcome", "y", "--treatment", "t", "--covariates", "x", "--outcome-bounds",
+            "0,1", "--folds", "5", "--seed", "0"]
+    code, out, err = run(args + ["--mu", "1"])
+    assert code == 0 and err == "", err
+    code, out, err = run(args + ["--mu", "1", "--clip-outcomes"])
+    assert code == 0 and err == "", err
+    # a warning about a PUBLIC input (delta >= 1/n, n = 16) is still shown
+    code, out, err = run(args + ["--epsilon", "1", "--delta", "0.1"])
+    assert code == 0 and "warning" in err and "fold" not in err
+
+
 def test_demo_synthetic_fast():
     "The README quick start runs `dp-causal demo`: it must take < 20 s (CPU time of the child, robust to a busy machine)."
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    code, out, err = run(["demo", "--synthetic"])
+    code, out, err = run_sub(["demo", "--synthetic"])
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert code == 0, err
     assert (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime) < 20
@@ -106,8 +147,11 @@ def test_demo_default():
 
 @pytest.mark.skipif(shutil.which("dp-causal") is None and not os.path.exists(os.path.join(os.path.dirname(sys.executable), "dp-causal")),
                     reason="console script not installed (pip install .)")
-def test_console_script(csv_path):
+def test_console_script(degenerate_path):
+    "The installed entry point, on the degenerate file: a release on stdout and nothing data-dependent on stderr."
     exe = shutil.which("dp-causal") or os.path.join(os.path.dirname(sys.executable), "dp-causal")
-    p = subprocess.run([exe] + [str(a) for a in base(csv_path)] + ["--mu", "1", "--json"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([exe, "ate", str(degenerate_path), "--outcome", "y", "--treatment", "t", "--covariates", "x",
+                        "--outcome-bounds", "0,1", "--folds", "5", "--mu", "1", "--json"],
+                       capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert "ate" in json.loads(p.stdout)
+    assert "ate" in json.loads(p.stdout) and p.stderr == ""
