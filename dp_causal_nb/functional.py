@@ -17,10 +17,11 @@ from .rkhs import (LAMBDA_CONVENTION, KernelRegression, SquaredLoss, LipschitzLo
                                check_bandwidth, check_lam)
 
 # %% auto #0
-__all__ = ['NOISE_MODES', 'functional_noise_scales', 'check_noise_mode', 'select_noise_scale', 'PrivateCATEFunction',
-           'PublishedCATEValues', 'private_kernel_function', 'stage2_constants', 'release_cate_function',
-           'fourier_frequencies', 'SharedCATEFunction', 'release_shareable_function', 'release_shareable_cate_function',
-           'functional_pehe_experiment', 'pehe_markdown']
+__all__ = ['NOISE_MODES', 'SOLVER_TOL', 'functional_noise_scales', 'check_noise_mode', 'select_noise_scale',
+           'PrivateCATEFunction', 'PublishedCATEValues', 'solver_gap', 'private_kernel_function', 'stage2_constants',
+           'check_stage2_records', 'release_cate_function', 'fourier_frequencies', 'SharedCATEFunction',
+           'release_shareable_function', 'release_shareable_cate_function', 'functional_pehe_experiment',
+           'pehe_markdown']
 
 # %% ../nbs/10_functional.ipynb #43ed70de
 NOISE_MODES = ("strict", "paper", "proof")
@@ -56,7 +57,7 @@ def select_noise_scale(scales:dict, noise:str="strict") -> float:
                       "drops a square root; see dp_causal_nb.rkhs)", PrivacyLeakWarning, stacklevel=3)
     return scales["paper"]
 
-# %% ../nbs/10_functional.ipynb #4c1d9ff4
+# %% ../nbs/10_functional.ipynb #6ac88af9
 class PrivateCATEFunction:
     """Private CATE function ĝ_D + r·U on ONE Gaussian-process sample path, held by the data curator.
 
@@ -181,6 +182,12 @@ class PrivateCATEFunction:
     def publish_grid(self, grid) -> "PublishedCATEValues":
         "Answer a PUBLIC grid of points and return a publishable object with only (grid, private values)."
         grid = check_array(grid, "grid", ndim=2)
+        train = set(self._keys(self._fit.X))
+        hits = sum(k in train for k in self._keys(grid))
+        if hits:
+            warnings.warn(f"publish_grid: {hits} grid point(s) are training inputs of the second stage; the published "
+                          "object would contain training records (invariant 4): use a data-independent public grid",
+                          PrivacyLeakWarning, stacklevel=2)
         return PublishedCATEValues(points=grid.copy(), values=self(grid), info=dict(self.info))
 
 @dataclass
@@ -195,24 +202,55 @@ class PublishedCATEValues:
         d = ((X[:, None, :] - self.points[None, :, :]) ** 2).sum(-1)
         return self.values[d.argmin(1)]
 
-# %% ../nbs/10_functional.ipynb #01271b88
+# %% ../nbs/10_functional.ipynb #718956c9
+SOLVER_TOL = 1e-10   # public tolerance τ on the duality gap of iterative (absolute / Huber) fits
+
+def solver_gap(fit:KernelRegression, y, weights=None, kernel_matrix=None) -> float:
+    "Duality gap J(ĝ) − D(α) ≥ J(ĝ) − J(g*) of a fit, in log-safe form; `kernel_matrix`: the unnormalised Gram used."
+    k = unnormalised_kernel(fit.X, fit.X, fit.bandwidth) if kernel_matrix is None else np.asarray(kernel_matrix, float)
+    y = np.asarray(y, float); rho = np.ones(len(y)) if weights is None else np.asarray(weights, float)
+    t, lk, c = fit.log_scale, fit.log_kappa, fit.coef
+    with np.errstate(over="ignore", under="ignore"):
+        kc = k @ c
+        norm2 = math.exp(2 * t - lk) * float(c @ kc)                 # ||ĝ||²_H = αᵀKα
+        J = float(np.mean(rho * fit.loss.value(math.exp(t) * kc - y))) + fit.lam * norm2
+        on = rho > 0
+        d, _ = fit.loss.dual(rho[on], fit.lam, fit.n)
+        a = c[on] * math.exp(t - lk)                                  # α on the normalised kernel
+        dual = 2 * fit.lam * (a @ y[on] - 0.5 * norm2 - 0.5 * (d * a) @ a)
+    return float(J - dual)
+
+def _certify_solver(fit, y, weights, tol, kernel_matrix=None):
+    "(gap, Δ inflation 2√(τ/λ)) for iterative losses; the squared loss is a direct Cholesky solve: (None, 0)."
+    tol = check_scalar(tol, "solver_tol", low=0)
+    if isinstance(fit.loss, SquaredLoss): return None, 0.0
+    gap = solver_gap(fit, y, weights, kernel_matrix)
+    if not (gap <= tol):
+        raise RuntimeError(f"the kernel regression solver stopped at duality gap {gap:.3g} > solver_tol={tol:g}: its "
+                           "error is not covered by the sensitivity; no noise drawn (raise solver_tol, a PUBLIC choice)")
+    return gap, 2 * math.sqrt(tol / fit.lam)
+
 def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float, loss:LipschitzLoss, x_bounds,
                             epsilon:float, delta:float, rho_max:float=1.0, weighted_lipschitz:float|None=None,
-                            noise:str="strict", random_state=None, **kw) -> PrivateCATEFunction:
-    "Fit ĝ_D (rkhs) and wrap it with the Theorem-3 GP noise. `weighted_lipschitz`: public M >= sup ρ_i L_i (default ρ_max·L)."
+                            noise:str="strict", solver_tol:float=SOLVER_TOL, random_state=None, **kw) -> PrivateCATEFunction:
+    """Fit ĝ_D (rkhs) and wrap it with the Theorem-3 GP noise. `weighted_lipschitz`: public M >= sup ρ_i L_i (default ρ_max·L).
+
+    Iterative losses (absolute, Huber): the fit's duality gap must be <= the PUBLIC `solver_tol` τ (else RuntimeError,
+    before any noise), and Δ_H is inflated by 2√(τ/λ) (Derivation 6)."""
     noise = check_noise_mode(noise)
     eps, dlt = check_epsilon_delta(epsilon, delta, require_delta=True)
     X = check_array(X, "X", ndim=2)
     check_in_bounds(X, check_bounds(x_bounds, "x_bounds", X.shape[1]), "X", action="raise")
     fit = fit_kernel_regression(X, phi, weights=weights, bandwidth=bandwidth, lam=lam, loss=loss, rho_max=rho_max)
-    assert fit.lam == float(lam) and fit.bandwidth == float(bandwidth)   # the SAME λ, h in fit, noise and constant
     M = rho_max * fit.loss.lipschitz if weighted_lipschitz is None else check_scalar(weighted_lipschitz, "weighted_lipschitz", low=0)
     kw_s = dict(lam=fit.lam, n=fit.n, bandwidth=fit.bandwidth, q=fit.q)
-    scales = functional_noise_scales(eps, dlt, sensitivity=rkhs_sensitivity(lipschitz=M, **kw_s),
+    gap, extra = _certify_solver(fit, phi, weights, solver_tol)
+    scales = functional_noise_scales(eps, dlt, sensitivity=rkhs_sensitivity(lipschitz=M, **kw_s) + extra,
                                      sensitivity_paper=rkhs_sensitivity(lipschitz=rho_max * fit.loss.lipschitz,
                                                                         rho_max=1.0, version="paper", **kw_s))
     r = select_noise_scale(scales, noise)
-    info = dict(noise=noise, epsilon=eps, delta=dlt, scales=scales, lambda_convention=LAMBDA_CONVENTION)
+    info = dict(noise=noise, epsilon=eps, delta=dlt, scales=scales, lambda_convention=LAMBDA_CONVENTION,
+                solver_gap=gap, solver_tol=float(solver_tol), solver_inflation=extra)
     return PrivateCATEFunction(fit, r, x_bounds=x_bounds, random_state=random_state, info=info, **kw)
 
 def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -> dict:
@@ -228,6 +266,19 @@ def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -
     return dict(phi_bound=Bphi, rho_max=rho_max, rho_phi_bound=rphi, energy=E, g_bound=G,
                 weighted_lipschitz=2 * (rphi + rho_max * G), loss_range=Bphi + G)
 
+def check_stage2_records(phi, rho, c:dict):
+    "Raise unless every record satisfies the bounds the constants use: ρ ∈ [0, ρ_max], |φ| ≤ B_φ, |ρφ| ≤ sup|ρφ|, ρφ² ≤ E."
+    phi, rho = np.asarray(phi, float), np.asarray(rho, float)
+    t = 1 + 1e-9
+    bad = [name for name, ok in [
+        ("rho in [0, rho_max]", (rho >= 0).all() and rho.max() <= c["rho_max"] * t),
+        ("|phi| <= phi_bound", np.abs(phi).max() <= c["phi_bound"] * t),
+        ("|rho*phi| <= rho_phi_bound", np.abs(rho * phi).max() <= c["rho_phi_bound"] * t),
+        ("rho*phi^2 <= energy E", (rho * phi ** 2).max() <= c["energy"] * t)] if not ok]
+    if bad:
+        raise ValueError("stage2_ pseudo-outcomes/weights exceed their public bounds (target_bounds): "
+                         + ", ".join(bad) + " violated; clip Y and the nuisances first. Nothing claimed, no noise drawn")
+
 def _est_params(est) -> dict:
     if hasattr(est, "params"): p = dict(est.params)
     else: p = {k: getattr(est, k) for k in ("bandwidth", "lam", "x_bounds", "y_bounds", "propensity_clip",
@@ -235,10 +286,16 @@ def _est_params(est) -> dict:
     if getattr(est, "final", "kernel") != "kernel":
         raise ValueError(f"release_cate_function needs a DPCATE(final='kernel'), got final={est.final!r}")
     if not hasattr(est, "stage2_"): raise RuntimeError("fit the estimator (final='kernel') first: stage2_ is missing")
-    conv = getattr(est, "lambda_convention", LAMBDA_CONVENTION)
-    if conv != LAMBDA_CONVENTION:
-        raise ValueError(f"the estimator's λ convention {conv!r} differs from the library's {LAMBDA_CONVENTION!r}")
     return p
+
+def _check_same_stage(est, fit, X):
+    "The release's ĝ must be the estimator's own second stage (same kernel, h and λ convention): compare at X."
+    st = getattr(est, "stage_", None)
+    if st is None or not hasattr(st, "predict"): return
+    a, b = np.asarray(st.predict(X), float), fit.predict(X)
+    if not np.allclose(a, b, rtol=1e-6, atol=1e-8 * (1 + np.abs(a).max())):
+        raise RuntimeError(f"the functional release's ĝ differs from the estimator's second stage by "
+                           f"{np.abs(a - b).max():.3g}: kernel, bandwidth or λ convention mismatch ({LAMBDA_CONVENTION})")
 
 def release_cate_function(est, # a fitted DPCATE(final="kernel") (or an object with the same public attributes)
                           *, noise:str="strict", jitter:float=1e-8, max_points:int=16_384,
@@ -250,17 +307,18 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel") (or an object w
     X, phi, rho, n = (np.asarray(s2["X"], float), np.asarray(s2["phi"], float), np.asarray(s2["rho"], float), int(s2["n"]))
     q = X.shape[1]
     c = stage2_constants(p["learner"], p["y_bounds"], p["propensity_clip"], lam=p["lam"], bandwidth=p["bandwidth"], q=q)
-    if np.abs(phi).max() > c["phi_bound"] * (1 + 1e-9) or rho.max() > c["rho_max"] * (1 + 1e-9):
-        raise ValueError("stage2_ pseudo-outcomes/weights exceed their public bounds (target_bounds): clip them first")
     if len(phi) != n: raise ValueError("stage2_['n'] does not match the stored records")
+    check_stage2_records(phi, rho, c)            # the quantities the constants use; raises before any claim
     est._claim_release("functional")            # raises BudgetError before any noise is drawn
     rng = check_random_state(random_state if random_state is not None else getattr(est, "_noise_rng", None))
-    return private_kernel_function(X, phi, weights=rho, bandwidth=p["bandwidth"], lam=p["lam"],
-                                   loss=SquaredLoss(c["loss_range"]), x_bounds=p["x_bounds"], epsilon=p["epsilon"],
-                                   delta=p["delta"], rho_max=c["rho_max"], weighted_lipschitz=c["weighted_lipschitz"],
-                                   noise=noise, random_state=rng, jitter=jitter, max_points=max_points)
+    f = private_kernel_function(X, phi, weights=rho, bandwidth=p["bandwidth"], lam=p["lam"],
+                                loss=SquaredLoss(c["loss_range"]), x_bounds=p["x_bounds"], epsilon=p["epsilon"],
+                                delta=p["delta"], rho_max=c["rho_max"], weighted_lipschitz=c["weighted_lipschitz"],
+                                noise=noise, random_state=rng, jitter=jitter, max_points=max_points)
+    _check_same_stage(est, f._fit, X)           # no noise drawn yet (the path is drawn lazily at the first query)
+    return f
 
-# %% ../nbs/10_functional.ipynb #69614312
+# %% ../nbs/10_functional.ipynb #4c41acd8
 def fourier_frequencies(n_features:int, q:int, bandwidth:float, *, random_state) -> np.ndarray:
     "Data-independent frequencies ω_j ~ N(0, I/h²), j < n_features (draw them from a PUBLIC seed)."
     if not isinstance(n_features, numbers.Integral) or n_features < 1:
@@ -287,7 +345,8 @@ class SharedCATEFunction:
 
 def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:float, x_bounds, epsilon:float,
                                delta:float, loss:LipschitzLoss, rho_max:float=1.0, weighted_lipschitz:float|None=None,
-                               n_features:int=200, feature_seed=0, random_state=None) -> SharedCATEFunction:
+                               n_features:int=200, feature_seed=0, solver_tol:float=SOLVER_TOL,
+                               random_state=None) -> SharedCATEFunction:
     "Weighted RKHS regression on data-independent Fourier features + Gaussian mechanism on θ (Derivation 5)."
     eps, dlt = check_epsilon_delta(epsilon, delta, require_delta=True)
     X = check_array(X, "X", ndim=2); q = X.shape[1]
@@ -297,21 +356,24 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     fit = fit_kernel_regression(X, phi, weights=weights, bandwidth=bandwidth, lam=lam, loss=loss, rho_max=rho_max,
                                 kernel_matrix=Psi @ Psi.T)
     beta = Psi.T @ fit.coef * math.exp(fit.log_scale)          # √κ θ̂  (g(x) = ψ₁(x)ᵀ β)
-    M = rho_max * fit.loss.lipschitz if weighted_lipschitz is None else float(weighted_lipschitz)
-    D = rkhs_sensitivity(lipschitz=M, lam=fit.lam, n=fit.n, bandwidth=fit.bandwidth, q=q)   # bound on ||Δθ||₂
+    M = rho_max * fit.loss.lipschitz if weighted_lipschitz is None else check_scalar(weighted_lipschitz, "weighted_lipschitz", low=0)
+    gap, extra = _certify_solver(fit, phi, weights, solver_tol, kernel_matrix=Psi @ Psi.T)
+    D = rkhs_sensitivity(lipschitz=M, lam=fit.lam, n=fit.n, bandwidth=fit.bandwidth, q=q) + extra   # bound on ||Δθ||₂
     sigma = gaussian_sigma(eps, dlt, D) if is_private(eps) else 0.0
     rng = check_random_state(random_state)
     amp = math.exp(math.log(sigma) + 0.5 * fit.log_kappa) if sigma > 0 else 0.0
     coef = beta + amp * rng.standard_normal(beta.shape)
     return SharedCATEFunction(omega=omega, coef=coef, x_bounds=tuple(np.asarray(b, float) for b in xb),
                               info=dict(epsilon=eps, delta=dlt, sensitivity=D, sigma=sigma, n_features=int(n_features),
-                                        bandwidth=float(bandwidth), lam=float(lam), loss=repr(fit.loss)))
+                                        bandwidth=float(bandwidth), lam=float(lam), loss=repr(fit.loss),
+                                        solver_gap=gap, solver_tol=float(solver_tol), solver_inflation=extra))
 
 def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0, random_state=None) -> SharedCATEFunction:
     "Shareable release from a fitted DPCATE(final='kernel') (uses the estimator's single second-stage release)."
     p = _est_params(est); s2 = est.stage2_
     X = np.asarray(s2["X"], float)
     c = stage2_constants(p["learner"], p["y_bounds"], p["propensity_clip"], lam=p["lam"], bandwidth=p["bandwidth"], q=X.shape[1])
+    check_stage2_records(s2["phi"], s2["rho"], c)        # raises before any claim or noise
     est._claim_release("functional-shareable")
     rng = check_random_state(random_state if random_state is not None else getattr(est, "_noise_rng", None))
     return release_shareable_function(X, s2["phi"], weights=s2["rho"], bandwidth=p["bandwidth"], lam=p["lam"],

@@ -60,3 +60,49 @@ def test_shareable_release_audit():
     mech = lambda c, size, rng: c + amp * rng.standard_normal((size, len(c)))
     res = audit_mechanism(mech, s0.coef, s1.coef, n_runs=200_000, delta=DELTA, random_state=4)
     assert res.epsilon_lower <= EPS
+
+
+# --- the release path that matters: squared loss, R-learner weights, weighted constant M, noise="proof" -------------
+def _r_learner_pair(n_search=300):
+    "Deterministic search for a near-tight in-bounds R-learner neighbour pair (q=1, n=3, λ≈17, h≈2.67)."
+    from dp_causal_nb.rkhs import fit_kernel_regression, SquaredLoss, rkhs_distance, rkhs_sensitivity
+    from dp_causal_nb.functional import stage2_constants
+    rng = np.random.default_rng(0); R, kp, q, n, lam, h = 1.0, 0.1, 1, 3, 17.0, 2.67
+    c = stage2_constants("r", (0.0, R), kp, lam=lam, bandwidth=h, q=q)
+    D = rkhs_sensitivity(lipschitz=c["weighted_lipschitz"], lam=lam, n=n, bandwidth=h, q=q)
+    def rec(k):
+        x = rng.uniform(0, 1, (k, q)); pi = rng.choice([kp, 1 - kp, 0.5], k); a = rng.integers(0, 2, k)
+        res = rng.choice([-R, R], k) * np.where(rng.uniform(size=k) < 0.5, 1.0, rng.uniform(size=k))
+        return x, (a - pi) ** 2, res / (a - pi)
+    best = (0.0, None)
+    for _ in range(n_search):
+        x, rho, phi = rec(n); xr, rr, pr = rec(1)
+        x2, rho2, phi2 = x.copy(), rho.copy(), phi.copy(); x2[0], rho2[0], phi2[0] = xr[0], rr[0], pr[0]
+        kw = dict(bandwidth=h, lam=lam, loss=SquaredLoss(c["loss_range"]), rho_max=c["rho_max"])
+        ratio = rkhs_distance(fit_kernel_regression(x, phi, weights=rho, **kw),
+                              fit_kernel_regression(x2, phi2, weights=rho2, **kw)) / D
+        if ratio > best[0]: best = (ratio, (x, rho, phi, x2, rho2, phi2))
+    return best, c, dict(q=q, lam=lam, h=h)
+
+def _squared_path_audit(scale=1.0, n_runs=200_000):
+    from dp_causal_nb.rkhs import SquaredLoss
+    (ratio, (x, rho, phi, x2, rho2, phi2)), c, p = _r_learner_pair()
+    kw = dict(bandwidth=p["h"], lam=p["lam"], loss=SquaredLoss(c["loss_range"]), x_bounds=(np.zeros(1), np.ones(1)),
+              epsilon=EPS, delta=DELTA, rho_max=c["rho_max"], weighted_lipschitz=c["weighted_lipschitz"], noise="proof")
+    f0 = private_kernel_function(x, phi, weights=rho, **kw); f1 = private_kernel_function(x2, phi2, weights=rho2, **kw)
+    Q = np.unique(np.vstack([x, x2]), axis=0)              # all centres: the whitened sensitivity is ||f_D - f_D'||_H
+    g0, g1 = f0._fit.predict(Q), f1._fit.predict(Q)
+    kx = unnormalised_kernel(Q, Q, p["h"]) + f0.jitter * np.eye(len(Q))
+    Lk = np.linalg.cholesky(kx); amp = scale * f0.noise_scale * math.exp(0.5 * f0._fit.log_kappa)
+    w = np.linalg.solve(kx, g1 - g0)
+    mech = lambda g, size, rng: g + amp * rng.standard_normal((size, len(g))) @ Lk.T
+    res = audit_mechanism(mech, g0, g1, n_runs=n_runs, delta=DELTA, statistic=lambda Y: Y @ w, random_state=5)
+    return res, ratio, math.sqrt((g1 - g0) @ w) / amp
+
+def test_proof_mode_squared_loss_r_learner_audit_with_negative_control():
+    "noise='proof' on a near-tight R-learner pair passes; the same release with r × 0.1 is caught."
+    res, ratio, mu = _squared_path_audit(1.0)
+    assert ratio > 0.85                              # the pair is nearly tight for the weighted constant M
+    assert res.epsilon_lower <= EPS
+    bad, _, mu_bad = _squared_path_audit(0.1)
+    assert bad.epsilon_lower > EPS                   # negative control: 10x too little noise is detected

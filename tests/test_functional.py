@@ -96,8 +96,46 @@ def test_release_from_dpcate(fitted):
     assert np.array_equal(f(Q), f(Q))
     with pytest.raises(BudgetError): est.release_function()
     with pytest.raises(BudgetError): release_shareable_cate_function(est)
-    # the constant uses exactly the estimator's λ and h
-    assert f.lam == est.lam and f.bandwidth == est.bandwidth_
+
+
+def test_same_kernel_and_lambda_numerically(fitted):
+    "At ε=∞ the functional release IS the estimator's second stage (fresh fit per release); kernels agree."
+    ds, kw = fitted
+    Q = ds.dgp.sample(50, random_state=7).X
+    kw = kw | dict(epsilon=np.inf, random_state=0)
+    a = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X).effect(Q)
+    b = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X).release_function()(Q)
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+    assert np.abs(a).max() > 0.5                       # a non-trivial function, so the comparison has teeth
+    from dp_causal_nb import ges, rkhs
+    Za, Zb = np.random.default_rng(0).uniform(0, 1, (25, 2)), np.random.default_rng(1).uniform(0, 1, (15, 2))
+    h = kw["bandwidth"]
+    np.testing.assert_allclose(ges.gaussian_kernel(Za, Zb, h), rkhs.gaussian_kernel(Za, Zb, h), rtol=1e-13, atol=0)
+    assert np.abs(ges.gaussian_kernel(Za, Zb, h) - rkhs.gaussian_kernel(Za, Zb, 1.01 * h)).max() > 1e-3
+
+def test_dpcate_neighbour_with_y_outside_bounds_within_sensitivity(fitted):
+    "Replace one second-stage record by one with Y far outside y_bounds: ||f_D - f_D'||_H <= Δ on the real path."
+    from dp_causal_nb.rkhs import rkhs_distance
+    ds, kw = fitted
+    kw = kw | dict(epsilon=1.0, random_state=0)
+    est0 = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X)
+    X2 = est0.stage2_["X"]
+    j = int(np.flatnonzero((ds.X == X2[0]).all(1))[0])         # a record that lands in the second stage
+    f0 = est0.release_function(random_state=0)
+    D = f0.info["scales"]["sensitivity"]
+    worst = 0.0
+    for y_new, a_flip, x_new in [(1e3, True, ds.x_bounds[1]), (-1e3, False, ds.X[j]), (1e3, False, ds.x_bounds[0])]:
+        Y1, A1, Xn = ds.Y.copy(), ds.A.copy(), ds.X.copy()
+        Y1[j] = y_new; Xn[j] = x_new
+        if a_flip: A1[j] = 1 - A1[j]
+        est1 = DPCATE(**kw).fit(Y1, A1, X=Xn)
+        # neighbours on the second stage only: the split and the nuisances are unchanged
+        assert np.array_equal(np.delete(est1.stage2_["X"], 0, 0), np.delete(X2, 0, 0))
+        f1 = est1.release_function(random_state=0)
+        assert f1.info["scales"]["sensitivity"] == D
+        worst = max(worst, rkhs_distance(f0._fit, f1._fit) / D)
+    print(f"worst ||f_D - f_D'||_H / Δ = {worst:.4f}")
+    assert 0 < worst <= 1.0
 
 def test_release_rejects_ridge_final(fitted):
     ds, kw = fitted
@@ -130,3 +168,12 @@ def test_noise_scales_monotone():
     a = functional_noise_scales(0.5, 1e-6, sensitivity=1.0, sensitivity_paper=1.0)
     b = functional_noise_scales(2.0, 1e-6, sensitivity=1.0, sensitivity_paper=1.0)
     assert a["strict"] > b["strict"] > 0
+
+def test_publish_grid_warns_on_training_inputs(small):
+    X, y, kw = small
+    f = private_kernel_function(X, y, random_state=0, **kw)
+    with pytest.warns(PrivacyLeakWarning, match="training inputs"):
+        f.publish_grid(np.vstack([X[:2], [[0.5, 0.5]]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        f.publish_grid(np.array([[0.123456, 0.654321]]))          # a public grid: no warning
