@@ -11,7 +11,7 @@ from .core import BudgetError, check_epsilon_delta, check_scalar
 
 # %% auto #0
 __all__ = ['compose_sequential', 'compose_parallel', 'compose_gdp', 'Spend', 'ParallelBlock', 'PrivacyAccountant',
-           'GDPAccountant']
+           'GDPAccountant', 'default_accountant', 'set_default_accountant', 'resolve_accountant']
 
 # %% ../nbs/02_accounting.ipynb #75ad4760
 def _pairs(spends, name="spends"):
@@ -391,3 +391,22 @@ class _GPart(_PartView):
     @property
     def spent(self) -> float: return self._spent_t()[0]
 _GBlock._view_cls = _GPart
+
+# %% ../nbs/02_accounting.ipynb #81233702
+_DEFAULT = {"accountant": None}
+
+def default_accountant():
+    "The library-wide accountant charged by every release that is given none (unlimited budget unless set)."
+    if _DEFAULT["accountant"] is None: _DEFAULT["accountant"] = PrivacyAccountant()
+    return _DEFAULT["accountant"]
+
+def set_default_accountant(accountant=None):
+    "Replace the default accountant (`None`: a fresh unlimited one); returns the previous default."
+    if accountant is not None and not isinstance(accountant, (PrivacyAccountant, GDPAccountant)):
+        raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(accountant).__name__}")
+    old = default_accountant(); _DEFAULT["accountant"] = accountant
+    return old
+
+def resolve_accountant(accountant=None):
+    "`accountant` if given, else the default one: the accountant a release charges."
+    return default_accountant() if accountant is None else accountant
