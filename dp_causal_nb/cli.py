@@ -15,35 +15,50 @@ class CLIError(Exception):
 # %% auto #0
 __all__ = ['CLIError', 'read_csv_columns', 'build_parser', 'run_ate', 'format_release', 'run_demo', 'main']
 
-# %% ../nbs/13_cli.ipynb #a1afd4c4
+# %% ../nbs/13_cli.ipynb #76ca9348
 _MISSING = {"", "na", "nan", "null", "none", "."}
 _NOT_SHOWN = " (which rows, how many and their values are not shown: they are private)"
+
+def _looks_like_data(cell:str) -> bool:
+    "A header cell that is empty or parses as a number is probably a data value (a file without a header row)."
+    try: float(cell); return True
+    except ValueError: return cell == ""
 
 def read_csv_columns(path:str, columns:list) -> dict:
     "Read the named numeric `columns` of the CSV at `path` into float arrays; missing or non-numeric cells are errors."
     try: f = open(path, newline="", encoding="utf-8-sig")
     except OSError as e: raise CLIError(f"cannot open data file {path!r}: {e.strerror or e}") from None
-    with f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if not header: raise CLIError(f"{path}: the file is empty (a header row is required)")
-        header = [h.strip() for h in header]
-        for c in columns:
-            if c not in header:
-                raise CLIError(f"column {c!r} not found in {path}; available: {', '.join(header)}")
-        pos = {c: header.index(c) for c in columns}
-        out = {c: [] for c in columns}
-        for r, row in enumerate(reader, start=2):
-            if not row or all(not x.strip() for x in row): continue
-            for c, j in pos.items():
-                cell = row[j].strip() if j < len(row) else ""
-                if cell.lower() in _MISSING:
-                    raise CLIError(f"column {c!r} has missing values; drop or impute them with a public rule before a "
-                                   f"private analysis{_NOT_SHOWN}")
-                try: v = float(cell)
-                except ValueError: raise CLIError(f"column {c!r} has non-numeric values{_NOT_SHOWN}") from None
-                if not np.isfinite(v): raise CLIError(f"column {c!r} has infinite values{_NOT_SHOWN}")
-                out[c].append(v)
+    try:
+        with f: return _read_columns(csv.reader(f), path, columns)
+    except UnicodeDecodeError:   # the codec's message quotes the byte and its offset: name the file only
+        raise CLIError(f"{path}: the file is not valid UTF-8 text") from None
+    except csv.Error:            # e.g. a field larger than the csv module's limit: the message may quote data
+        raise CLIError(f"{path}: the file is not a CSV file this command can read (a malformed or oversized field)") from None
+
+def _read_columns(reader, path, columns):
+    header = next(reader, None)
+    if not header: raise CLIError(f"{path}: the file is empty (a header row is required)")
+    header = [h.strip() for h in header]
+    if any(_looks_like_data(h) for h in header):   # never echo a row that may be a record
+        raise CLIError(f"{path}: the first row does not look like a header (an empty or numeric cell); a header row "
+                       "with the column names is required")
+    for c in columns:
+        if c not in header:
+            raise CLIError(f"column {c!r} not found in the header row of {path} (names are case-sensitive)")
+        if header.count(c) > 1: raise CLIError(f"column {c!r} appears more than once in the header of {path}")
+    pos = {c: header.index(c) for c in columns}
+    out = {c: [] for c in columns}
+    for r, row in enumerate(reader, start=2):
+        if not row or all(not x.strip() for x in row): continue
+        for c, j in pos.items():
+            cell = row[j].strip() if j < len(row) else ""
+            if cell.lower() in _MISSING:
+                raise CLIError(f"column {c!r} has missing values; drop or impute them with a public rule before a "
+                               f"private analysis{_NOT_SHOWN}")
+            try: v = float(cell)
+            except ValueError: raise CLIError(f"column {c!r} has non-numeric values{_NOT_SHOWN}") from None
+            if not np.isfinite(v): raise CLIError(f"column {c!r} has infinite values{_NOT_SHOWN}")
+            out[c].append(v)
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
     return {c: np.asarray(v) for c, v in out.items()}
 
@@ -83,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
     return p
 
-# %% ../nbs/13_cli.ipynb #a0745b84
+# %% ../nbs/13_cli.ipynb #0ab9d379
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     covs = [c.strip() for c in args.covariates.split(",") if c.strip()]
@@ -94,8 +109,7 @@ def run_ate(args) -> dict:
     if args.mu is None and args.epsilon is None: raise CLIError("give a privacy budget: --epsilon and --delta, or --mu")
     if args.mu is not None and args.epsilon is not None: raise CLIError("give either --mu or --epsilon/--delta, not both")
     if args.epsilon is not None and args.delta is None: raise CLIError("--delta is required with --epsilon (e.g. --delta 1e-6)")
-    # validate here, not in the library: the library's messages may show offending values or their count (fine for an
-    # analyst at a Python prompt), but a command's terminal output is what users paste into reports and CI logs
+    # validated here as well as in the library, with messages that name the column and the flag to use
     if not np.isin(data[args.treatment], (0.0, 1.0)).all():
         raise CLIError(f"treatment column {args.treatment!r}: T must be binary with values in {{0, 1}}{_NOT_SHOWN}")
     if not args.clip_outcomes and bounds[0] < bounds[1]:
@@ -165,7 +179,7 @@ def run_demo(args, out=None):
     if truth is not None: print(f"true ATE: {truth:.4f}", file=out)
     print("Same folds for every row: the rows differ only by the privacy noise (fresh per row).", file=out)
 
-# %% ../nbs/13_cli.ipynb #d8ac8e20
+# %% ../nbs/13_cli.ipynb #ea74cbf1
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     "Print only warnings about PUBLIC inputs (PrivacyLeakWarning, e.g. δ ≥ 1/n); drop data-dependent ones."
     if issubclass(category, PrivacyLeakWarning):
@@ -191,7 +205,13 @@ def main(argv=None) -> int:
     "Entry point of `dp-causal`; returns the exit status (0 ok, 2 error)."
     parser = build_parser()
     argv = _join_negative_values(sys.argv[1:] if argv is None else list(argv))
-    old = warnings.showwarning; warnings.showwarning = _one_line_warning
+    with warnings.catch_warnings():   # the whole job under one filter: PYTHONWARNINGS=error cannot change the exit code
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        warnings.showwarning = _one_line_warning
+        return _main(parser, argv)
+
+def _main(parser, argv) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None: raise CLIError("choose a command: 'ate' or 'demo' (see dp-causal --help)")
@@ -205,7 +225,6 @@ def main(argv=None) -> int:
     except (CLIError, ValueError, TypeError, BudgetError, ImportError, OSError) as e:
         print(f"dp-causal: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 2
-    finally: warnings.showwarning = old
 
 if __name__ == "__main__" and "__file__" in globals():   # `python -m dp_causal_nb.cli` (not inside a notebook)
     sys.exit(main())

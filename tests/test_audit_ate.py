@@ -68,7 +68,7 @@ CASES = {  # name: (estimator, pair, models, fraction of the Δτ bound the pair
 
 def _release(est, folds, data, models, n, k, **kw):
     r = [cross_fit_ate(Yv, Tv, X=Xv, estimator=est, n_folds=k, outcome_bounds=BOUNDS, propensity_clip=CLIP,
-                       folds=folds, warn_count=None, **models) for Xv, Tv, Yv in data]
+                       folds=folds, warn_fallback=False, **models) for Xv, Tv, Yv in data]
     X0, T0, Y0 = data[0]
     m = DPATE(est, n_folds=k, mu=MU, delta=DELTA, outcome_bounds=BOUNDS, propensity_clip=CLIP, random_state=7,
               **models, **kw).fit(Y0, T0, X=X0, folds=folds)

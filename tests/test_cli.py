@@ -155,3 +155,28 @@ def test_console_script(degenerate_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "ate" in json.loads(p.stdout) and p.stderr == ""
+
+
+def test_pythonwarnings_error_and_bound_values(tmp_path):
+    """Neighbouring files give the same exit status and stderr under PYTHONWARNINGS=error (issue: one clipped outcome,
+    or one covariate of 1e154, turned a data-dependent warning into a traceback), and a legal outcome exactly at a
+    declared bound is accepted (bounds 0.1,0.3 once failed on Y = 0.1 after centring)."""
+    rows = [((0.1, 0.15, 0.2, 0.25, 0.3)[i % 5], i % 2, i % 7) for i in range(40)]   # outcomes in [0.1, 0.3]
+    def write(name, rows):
+        p = tmp_path / name
+        p.write_text("y,t,x\n" + "".join(f"{y!r},{t},{x!r}\n" for y, t, x in rows))
+        return p
+    d0 = write("d0.csv", rows)
+    d1 = write("d1.csv", [(0.5, 1, rows[0][2])] + rows[1:])                         # one outcome to clip
+    d2 = write("d2.csv", [(rows[0][0], rows[0][1], 1e154)] + rows[1:])              # one extreme covariate
+    env = dict(os.environ, PYTHONWARNINGS="error")
+    seen = set()
+    for p in (d0, d1, d2):
+        r = subprocess.run(CLI + ["ate", str(p), "--outcome", "y", "--treatment", "t", "--covariates", "x",
+                                  "--outcome-bounds", "0.1,0.3", "--clip-outcomes", "--folds", "4", "--mu", "1"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        seen.add((r.returncode, r.stderr))
+    assert seen == {(0, "")}, seen
+    code, out, err = run(["ate", d0, "--outcome", "y", "--treatment", "t", "--outcome-bounds", "0.1,0.3",
+                          "--folds", "4", "--epsilon", "inf", "--delta", "1e-6"])
+    assert code == 0 and err == "", err
