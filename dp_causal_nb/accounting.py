@@ -219,7 +219,7 @@ def _restore_accountant(cls, uid, pid, state):
     obj = cls.__new__(cls); obj.__dict__.update(state); obj._lock = threading.RLock()
     return obj
 
-# %% ../nbs/02_accounting.ipynb #be5ca25d
+# %% ../nbs/02_accounting.ipynb #c0707fae
 class ParallelBlock:
     "Spends on disjoint parts of a data-independent split; costs the max over parts of each part's sequential total."
     def __init__(self, owner, label):
@@ -290,6 +290,9 @@ class _PartView(_Owner):
     def _would_fit(self, cost, what): self._parent._would_fit(self.part_name, cost, what)
     @property
     def _acc(self): return self._parent._acc
+    def claim_release(self, release_id:str, label:str):
+        "Release claims are kept by the accountant that owns the block (see `_Accountant.claim_release`)."
+        self._acc.claim_release(release_id, label)
     def _add(self, rec, guard=True):
         if guard: self._parent._add(self.part_name, rec)
         else:   # a nested block closing: its spends were checked one by one
