@@ -41,14 +41,13 @@ def _weight_function(learner) -> WeightFunction:
         return R_WEIGHT if learner.lower() == "r" else DR_WEIGHT
     raise ValueError(f"learner must be 'r', 'dr' or a WeightFunction, got {learner!r}")
 
-# %% ../nbs/06_orthogonal_learners.ipynb #3bdf0450
+# %% ../nbs/06_orthogonal_learners.ipynb #93d7f965
 def _check_pi(pi, name="pi"):
     pi = check_array(pi, name, ndim=1)
     bad = (pi <= 0) | (pi >= 1)
-    if bad.any():
-        raise ValueError(f"{name} must lie strictly inside (0, 1); {int(bad.sum())} value(s) do not (range "
-                         f"[{pi.min():g}, {pi.max():g}]). Clip propensity predictions to [κ, 1-κ] with "
-                         "clip_nuisances(pi, propensity_clip=κ)")
+    if bad.any():   # neither a count nor a value: both are private
+        raise ValueError(f"{name} must lie strictly inside (0, 1); some value does not. Clip propensity predictions "
+                         "to [κ, 1-κ] with clip_nuisances(pi, propensity_clip=κ)")
     return pi
 
 def _opt(a, name): return None if a is None else check_array(a, name, ndim=1)
@@ -105,7 +104,7 @@ def target_bounds(learner, y_bounds, propensity_clip) -> dict:
         return dict(phi=(-B, B), rho=(k ** 2, (1 - k) ** 2), rho_phi=(-(1 - k) * R, (1 - k) * R), tau=(-R, R))
     return dict(phi=(-B, B), rho=(1.0, 1.0), rho_phi=(-B, B), tau=(-R, R))
 
-# %% ../nbs/06_orthogonal_learners.ipynb #7c85263f
+# %% ../nbs/06_orthogonal_learners.ipynb #0f861f4d
 class Nuisances(NamedTuple):
     "Clipped nuisance predictions (None where not given)."
     pi: np.ndarray | None
@@ -114,22 +113,23 @@ class Nuisances(NamedTuple):
     m: np.ndarray | None
 
 def clip_nuisances(pi=None, mu0=None, mu1=None, m=None, *, y_bounds=None, propensity_clip=None,
-                   warn_fraction:float|None=0.2) -> Nuisances:
-    "Clip π̂ to [κ, 1−κ] and μ̂₀, μ̂₁, m̂ to `y_bounds` (by design: silent unless > `warn_fraction` are clipped)."
+                   warn_fraction:float|None=None) -> Nuisances:
+    "Clip π̂ to [κ, 1−κ] and μ̂₀, μ̂₁, m̂ to `y_bounds`: silent (opt-in curator diagnostic: `warn_fraction`)."
     if warn_fraction is not None: warn_fraction = check_scalar(warn_fraction, "warn_fraction", low=0, high=1, high_inclusive=True)
     def _clip(v, lo, hi, name):
         out = (v < lo) | (v > hi)
-        if warn_fraction is not None and out.mean() > warn_fraction:
-            warnings.warn(f"{name}: {out.mean():.0%} of the predictions lie outside [{lo:g}, {hi:g}] and were clipped; "
-                          "check the declared bounds / propensity_clip", DPDomainWarning, stacklevel=3)
+        if warn_fraction is not None and out.mean() > warn_fraction:   # opt-in, data-dependent: curator-side only
+            warnings.warn(f"{name}: more than {warn_fraction:.0%} of the predictions lie outside [{lo:g}, {hi:g}] and "
+                          "were clipped; check the declared bounds / propensity_clip (curator-side diagnostic: do not "
+                          "publish)", DPDomainWarning, stacklevel=3)
         return np.clip(v, lo, hi)
     if pi is not None:
         if propensity_clip is None: raise ValueError("propensity_clip (κ in (0, 0.5)) is required to clip pi")
         k = check_scalar(propensity_clip, "propensity_clip", low=0, high=0.5)
         pi = check_array(pi, "pi", ndim=1)
         if np.any((pi < 0) | (pi > 1)):
-            raise ValueError(f"pi must be probabilities in [0, 1]; got range [{pi.min():g}, {pi.max():g}] "
-                             "(use predict_proba of a classifier, or a calibrated model)")
+            raise ValueError("pi must be probabilities in [0, 1]; some value is not (use predict_proba of a "
+                             "classifier, or a calibrated model)")
         pi = _clip(pi, k, 1 - k, "pi")
     mus = dict(mu0=mu0, mu1=mu1, m=m)
     if any(v is not None for v in mus.values()):

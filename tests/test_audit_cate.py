@@ -7,15 +7,20 @@ and audit the vectorised noise addition. For the exact calibrations we use a nea
 > 0.9 × the sensitivity the estimator uses), so a sensitivity too small by more than 10% fails `dist <= sens`.
 Nuisance release: an arm-flipping neighbour in the nuisance half moves the ONE outcome model μ̂(x, a); we audit its
 output perturbation at (ε/2, δ/2). Each audit has a negative control (noise deliberately too small).
+The paper's `ges` calibration is refused by default; its opt-in (reported as not DP) is audited on a many-query
+construction, where the data-dependent noise scale alone refutes ε = 1 (control: the same pair with the scale frozen).
 """
 import math, warnings
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
-from dp_causal_nb.cate import DPCATE, GESConditionWarning
+from dp_causal_nb.cate import DPCATE
 from dp_causal_nb.erm import DPRidgeRegression, declare_private
 from dp_causal_nb.mechanisms import gaussian_sigma, gdp_mu
 from dp_causal_nb.audit import audit_mechanism
+from dp_causal_nb.accounting import PrivacyAccountant, default_accountant, set_default_accountant
+from dp_causal_nb.core import BudgetError, PrivacyLeakWarning
+from dp_causal_nb.ges import AffineFeatures
 
 XB, YB, EPS, DELTA = ([0.0, 0.0], [1.0, 1.0]), (-1.0, 1.0), 1.0, 1e-5
 XQ = np.array([[0.1, 0.1], [0.9, 0.9], [0.1, 0.9], [0.9, 0.1], [0.5, 0.5]])
@@ -147,29 +152,101 @@ def test_outcome_model_arm_flip_in_nuisance_half():
     print(f"arm flip: ε lower bound {res.epsilon_lower:.3f} (claimed {EPS / 2}); negative control {res_bad.epsilon_lower:.3f}")
 
 
-# ---------- the paper's calibration at a moderately large n ----------
-def test_ges_moderately_large_n():
-    X, A, Y = _data(2000, 0)
-    def ans(e):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", GESConditionWarning)
-            e.effect(XQ)
-        return e.stage_.predict(XQ), e.release_info_["sigma"]     # answer and its data-dependent noise scale
-    e0 = _fit(X, A, Y, calibration="ges"); i = e0.split_[1][0]; f0, s0 = ans(e0)
-    best = None
-    for x in ([0, 0], [1, 1]):                   # opposite corners (each fit runs the γ search: keep the file < 60 s)
-        for a in (0.0, 1.0):
-            for y in YB:
-                X1, A1, Y1 = X.copy(), A.copy(), Y.copy(); X1[i], A1[i], Y1[i] = x, a, y
-                e1 = _fit(X1, A1, Y1, calibration="ges"); f1, s1 = ans(e1)
-                d = np.linalg.norm(f1 - f0)
-                if best is None or d > best[0]: best = (d, f1, s1)
-    _, f1, s1 = best
-    res = audit_mechanism(_gauss(f0, f1, s0, s1), 0, 1, n_runs=100_000, delta=DELTA, random_state=2)
-    assert not res.violates(EPS), res
-    # the GES noise is far below the worst-case (global) noise: the guarantee is the asymptotic one of Theorem 1
-    assert s0 < gaussian_sigma(EPS, DELTA, e0.query_sensitivity(XQ))
-    print(f"ges: ε lower bound {res.epsilon_lower:.3f}; σ_ges / σ_global = {s0 / gaussian_sigma(EPS, DELTA, e0.query_sensitivity(XQ)):.3f}")
-    bad = np.linalg.norm(f1 - f0) / gdp_mu(4.0, DELTA)
-    res_bad = audit_mechanism(_gauss(f0, f1, bad, bad), 0, 1, n_runs=100_000, delta=DELTA, random_state=2)
-    assert res_bad.violates(EPS), res_bad
+# ---------- the paper's calibration: refused by default; its data-dependent scale leaks (issue 10, item 4) ----------
+class _PropK(BaseEstimator):                     # π̂ ≡ 0, clipped to κ = 0.05
+    def fit(self, X, y): self.classes_ = np.array([0, 1]); return self
+    def predict_proba(self, X): n = len(np.atleast_2d(X)); return np.c_[np.ones(n), np.zeros(n)]
+
+
+def _ges_kw(**kw):
+    return dict(lam=1.0, calibration="ges", allow_data_dependent_scale=True, feature_map=AffineFeatures(XB),
+                propensity_model=declare_private(_PropK(), EPS / 2, DELTA / 2),
+                outcome_model=declare_private(_ConstOutcome(0.0), EPS / 2, DELTA / 2)) | kw
+
+
+def test_ges_refused_by_default():
+    X, A, Y = _data(40, 0); acc = PrivacyAccountant(10.0, 1e-3); est = DPCATE(
+        epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB, calibration="ges", accountant=acc)
+    with pytest.raises(ValueError, match="calibration='ges' is not differentially private") as ei:
+        est.fit(Y, A, X=X)
+    for word in ("'global'", "'parameter'", "allow_data_dependent_scale=True"): assert word in str(ei.value)
+    assert acc.ledger == [] and not [a for a in vars(est) if a.endswith("_") or a.startswith("_")]
+
+
+def test_ges_many_query_scale_leak():
+    """n = 20 second-stage records, λ = 1, d = 2000 queries: the opt-in GES release is refuted at ε = 1 although its
+    noise scale exceeds the worst-case (global) one on both neighbours; frozen at a data-independent scale, it is not."""
+    d = 2000; Xq = np.random.default_rng(1).uniform(0, 1, (d, 2))
+    X, A, Y = _data(40, 0)
+    def rel(X, A, Y):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB, random_state=7, **_ges_kw()).fit(Y, A, X=X)
+            e.effect(Xq)
+        assert [x.category for x in w] == [PrivacyLeakWarning] * 2          # fit and effect, on any data
+        assert e.release_info_["dp"] is False and e.budget_["second_stage"] == (np.inf, 0.0)
+        return e, e.stage_.predict(Xq), e.release_info_["sigma"]
+    e0, f0, r0 = rel(X, A, Y); i = e0.split_[1][0]
+    X1, A1, Y1 = X.copy(), A.copy(), Y.copy(); X1[i], A1[i], Y1[i] = [1.0, 1.0], 1.0, -1.0
+    e1, f1, r1 = rel(X1, A1, Y1)
+    assert np.array_equal(e0.split_[1], e1.split_[1])
+    sig_global = gaussian_sigma(EPS, DELTA, e0.query_sensitivity(Xq))
+    assert r0 > sig_global and r1 > sig_global
+    # exact: TV >= 1 - Bhattacharyya coefficient, against the cap (e^ε - 1 + 2δ)/(e^ε + 1) of any (ε, δ)-DP pair
+    bc = (2 * r0 * r1 / (r0 ** 2 + r1 ** 2)) ** (d / 2) * math.exp(-np.sum((f1 - f0) ** 2) / (4 * (r0 ** 2 + r1 ** 2)))
+    assert 1 - bc > (math.exp(EPS) - 1 + 2 * DELTA) / (math.exp(EPS) + 1)
+
+    def llr(g0, s0, g1, s1):
+        return lambda Z: (np.sum((Z - g0) ** 2, 1) / (2 * s0 ** 2) - np.sum((Z - g1) ** 2, 1) / (2 * s1 ** 2)
+                          + len(g0) * math.log(s0 / s1))
+    res = audit_mechanism(_gauss(f0, f1, r0, r1), 0, 1, n_runs=20_000, delta=DELTA, statistic=llr(f0, r0, f1, r1),
+                          random_state=2)
+    frozen = audit_mechanism(_gauss(f0, f1, r0, r0), 0, 1, n_runs=20_000, delta=DELTA, statistic=llr(f0, r0, f1, r0),
+                             random_state=2)
+    print(f"ges many-query: r/σ_global = {r0 / sig_global:.3f}, r'/r - 1 = {r1 / r0 - 1:+.4f}, TV >= {1 - bc:.3f}; "
+          f"ε lower bound {res.epsilon_lower:.2f} (claimed {EPS}); scale frozen: {frozen.epsilon_lower:.3f}")
+    assert res.violates(EPS), res
+    assert not frozen.violates(EPS), frozen
+
+
+# ---------- default accountant, failed fits, random streams, silent clipping (issue 10) ----------
+def test_fit_charges_default_accountant_and_refusal_leaves_no_state():
+    X, A, Y = _data(40, 0)
+    n0 = len(default_accountant().ledger)
+    e = _fit(X, A, Y)
+    assert e.accountant_ is default_accountant() and len(default_accountant().ledger) == n0 + 1
+    assert default_accountant().ledger[-1].cost == (EPS, DELTA)
+    old = set_default_accountant(PrivacyAccountant(0.5, 1e-6))
+    try:
+        est = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB)
+        with pytest.raises(BudgetError): est.fit(Y, A, X=X)
+        assert default_accountant().ledger == []
+        assert not [a for a in vars(est) if a.endswith("_") or a.startswith("_")]
+    finally:
+        set_default_accountant(old)
+
+
+def test_random_streams_are_spawned_with_full_entropy():
+    X, A, Y = _data(40, 0)
+    e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB).fit(Y, A, X=X)       # random_state=None
+    gens = [e.propensity_model_.random_state, e.outcome_model_.random_state, e._noise_rng, e._search_rng,
+            e.outcome_model_.feature_map.base.random_state, e.feature_map_.base.random_state]
+    assert all(isinstance(g, np.random.Generator) for g in gens)
+    seqs = [g.bit_generator.seed_seq for g in gens]
+    assert len({s.spawn_key for s in seqs}) == len(seqs) and len({s.entropy for s in seqs}) == 1
+    assert seqs[0].entropy.bit_length() > 64
+
+
+@pytest.mark.parametrize("calibration", ["global", "parameter"])
+def test_clipped_neighbour_behaves_like_in_domain_one(calibration):
+    X, A, Y = _data(40, 0)
+    def observe(X, Y):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB, calibration=calibration, random_state=7)
+            e.fit(Y, A, X=X); e.effect(XQ)
+        return [str(x.message) for x in w], e.release_info_, e.budget_
+    i = _fit(X, A, Y).split_[1][0]
+    X1, Y1 = X.copy(), Y.copy(); X1[i], Y1[i] = [-3.0, 7.0], 1e6
+    a, b = observe(X, Y), observe(X1, Y1)
+    assert a[0] == [] and a == b

@@ -48,3 +48,20 @@ def test_reference_learners_fit():
                   make_pipeline(SplineTransformer(n_knots=6), Ridge(1e-3)), cv="split", random_state=0)
         pehe = np.sqrt(np.mean((est.fit(ds.Y, ds.A, X=ds.X).effect(q.X) - q.tau) ** 2))
         assert pehe < 0.5 * q.tau.std()
+
+
+def test_clipping_is_silent_and_messages_quote_no_data():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                       # default: no data-dependent warning, however much is clipped
+        nu = clip_nuisances(np.array([0.001, 0.002, 0.999]), mu0=np.array([-50.0, 3.0, 0.0]), y_bounds=(0, 1),
+                            propensity_clip=0.05)
+    np.testing.assert_array_equal(nu.pi, [0.05, 0.05, 0.95]); np.testing.assert_array_equal(nu.mu0, [0, 1, 0])
+    with pytest.warns(UserWarning, match="curator-side") as rec:   # opt-in diagnostic: no count, no share, no value
+        clip_nuisances(np.array([0.001, 0.002, 0.5]), propensity_clip=0.05, warn_fraction=0.2)
+    assert "67" not in str(rec[0].message)
+    for f in (lambda: clip_nuisances(np.array([-0.1234, 0.5]), propensity_clip=0.05),
+              lambda: orthogonal_targets(np.zeros(3), [0, 1, 1], pi=[0.5, 0.75, 1.0], m=np.zeros(3)),
+              lambda: orthogonal_weights([0, 1, 1], [0.0, 0.5, 0.0], "dr")):
+        with pytest.raises(ValueError) as ei: f()
+        assert not any(t in str(ei.value) for t in ("-0.1234", "0.75", "2 value", "1 value", "range ["))
