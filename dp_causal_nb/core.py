@@ -11,7 +11,7 @@ import numpy as np
 __all__ = ['PrivacyLeakWarning', 'BudgetError', 'DPDomainWarning', 'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta',
            'check_random_state', 'reproducible_noise', 'spawn_generators', 'noise_generator', 'check_array',
            'check_consistent_length', 'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds',
-           'set_fitted']
+           'atomic_fit']
 
 # %% ../nbs/00_core.ipynb #c3b3b0c9
 class PrivacyLeakWarning(RuntimeWarning):
@@ -176,12 +176,16 @@ def infer_bounds(a, name:str="data"):
     a = np.asarray(a, dtype=float)
     return (a.min(axis=0), a.max(axis=0))
 
-# %% ../nbs/00_core.ipynb #7d798a65
-def set_fitted(estimator, **attrs):
-    "Publish a fit's state in one step: drop earlier fitted attributes (`name_`, `_name`) not in `attrs`, then set `attrs`."
-    fitted = [k for k in vars(estimator) if (k.endswith("_") and not k.startswith("__")) or
-              (k.startswith("_") and not k.startswith(("__", "_sklearn")) and k not in getattr(estimator, "_keep_on_refit", ()))]
-    for k in fitted:
-        if k not in attrs: delattr(estimator, k)
-    for k, v in attrs.items(): setattr(estimator, k, v)
-    return estimator
+# %% ../nbs/00_core.ipynb #5af72dff
+def _fitted_names(estimator) -> list:
+    return [k for k in vars(estimator) if not k.startswith(("__", "_sklearn")) and (k.endswith("_") or k.startswith("_"))]
+
+@contextlib.contextmanager
+def atomic_fit(estimator):
+    "Run a fit so that it either completes or leaves `estimator` exactly as before (earlier fitted state cleared on entry)."
+    before = dict(vars(estimator))
+    for k in _fitted_names(estimator): delattr(estimator, k)
+    try: yield estimator
+    except BaseException:
+        vars(estimator).clear(); vars(estimator).update(before)
+        raise
