@@ -66,7 +66,7 @@ class Spend:
     @property
     def is_parallel(self) -> bool: return self.parts is not None
 
-# %% ../nbs/02_accounting.ipynb #efcecd6d
+# %% ../nbs/02_accounting.ipynb #1ee2f792
 _RTOL = 1e-12   # relative tolerance on the budget (see the derivation cell above)
 
 def _fits(total, budget) -> bool:
@@ -76,9 +76,16 @@ def _g(x, p=6) -> str:
     "Format one cost component with `p` significant digits."
     return "inf" if np.isinf(x) else f"{x:.{p}g}"
 
+def _fsum_inf(xs:list) -> float:
+    "Exactly rounded sum of already-validated non-negative costs; inf if any is inf."
+    return math.inf if math.inf in xs else math.fsum(xs)
+
 class _EpsDelta:
     names = ("epsilon", "delta")
     seq = staticmethod(lambda costs: compose_sequential(costs))
+    @staticmethod
+    def seq_raw(costs):   # ledger costs were validated when spent: sum them without re-validating (O(n) in C)
+        return (_fsum_inf([c[0] for c in costs]), _fsum_inf([c[1] for c in costs]))
     par = staticmethod(lambda costs: compose_parallel(costs))
     @staticmethod
     def left(budget, spent):
@@ -91,6 +98,10 @@ class _EpsDelta:
 class _Gdp:
     names = ("mu",)
     seq = staticmethod(lambda costs: (compose_gdp([c[0] for c in costs]),))
+    @staticmethod
+    def seq_raw(costs):
+        ms = [c[0] for c in costs]
+        return (math.inf if math.inf in ms else math.sqrt(math.fsum([m * m for m in ms])),)
     par = staticmethod(lambda costs: (max((c[0] for c in costs), default=0.0),))
     @staticmethod
     def left(budget, spent):
@@ -101,7 +112,7 @@ class _Gdp:
     @staticmethod
     def fmt(c, p=6): return f"(μ={_g(c[0], p)})"
 
-# %% ../nbs/02_accounting.ipynb #e0834619
+# %% ../nbs/02_accounting.ipynb #8fa6b095
 def _check_label(label, name="label") -> str:
     if not isinstance(label, str) or not label.strip():
         raise ValueError(f"{name} must be a non-empty string naming the release, got {label!r}")
@@ -159,17 +170,17 @@ class _Accountant(_Owner):
     @property
     def budget(self) -> tuple: return self._budget
 
-    def _spent(self): return self._alg.seq([r.cost for r in self._ledger])
+    def _spent(self): return self._alg.seq_raw([r.cost for r in self._ledger])
     def _spent_now(self):
         "What is spent including a parallel block that is still open (the public `spent` never under-reports)."
         b = self._block
         open_cost = [b.cost] if b is not None and not b.closed and b._items else []
-        return self._alg.seq([r.cost for r in self._ledger] + open_cost)
+        return self._alg.seq_raw([r.cost for r in self._ledger] + open_cost)
     def _remaining_t(self): return self._alg.left(self._budget, self._spent())
 
     def _would_fit(self, cost, what):
         self._home(what)
-        total = self._alg.seq([r.cost for r in self._ledger] + [cost])
+        total = self._alg.seq_raw([r.cost for r in self._ledger] + [cost])
         if not _fits(total, self._budget):
             f = self._alg.fmt
             raise BudgetError(f"{what} costs {f(cost)} and would bring the total to {f(total, 12)}, over the budget "
@@ -219,7 +230,7 @@ def _restore_accountant(cls, uid, pid, state):
     obj = cls.__new__(cls); obj.__dict__.update(state); obj._lock = threading.RLock()
     return obj
 
-# %% ../nbs/02_accounting.ipynb #c0707fae
+# %% ../nbs/02_accounting.ipynb #ffb2cc09
 class ParallelBlock:
     "Spends on disjoint parts of a data-independent split; costs the max over parts of each part's sequential total."
     def __init__(self, owner, label):
@@ -232,7 +243,7 @@ class ParallelBlock:
         "Per-part sequential totals, optionally with `extra=(part, cost)` appended."
         items = {p: [r.cost for r in rs] for p, rs in self._items.items()}
         if extra is not None: items.setdefault(extra[0], []).append(extra[1])
-        return {p: self._alg.seq(cs) for p, cs in items.items()}
+        return {p: self._alg.seq_raw(cs) for p, cs in items.items()}
 
     @property
     def cost(self) -> tuple:
@@ -299,7 +310,7 @@ class _PartView(_Owner):
             with self._acc._lock:
                 self._parent._would_fit(self.part_name, rec.cost, f"block {rec.label!r}")
                 self._parent._items.setdefault(self.part_name, []).append(rec)
-    def _spent_t(self): return self._alg.seq([r.cost for r in self._parent._items.get(self.part_name, [])])
+    def _spent_t(self): return self._alg.seq_raw([r.cost for r in self._parent._items.get(self.part_name, [])])
     def _remaining_t(self): return self._alg.left(self._parent._owner._remaining_t(), self._spent_t())
     @property
     def spent(self) -> tuple:
