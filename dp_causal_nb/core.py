@@ -176,9 +176,10 @@ def infer_bounds(a, name:str="data"):
     a = np.asarray(a, dtype=float)
     return (a.min(axis=0), a.max(axis=0))
 
-# %% ../nbs/00_core.ipynb #5af72dff
+# %% ../nbs/00_core.ipynb #4907f8da
 def _fitted_names(estimator) -> list:
-    return [k for k in vars(estimator) if not k.startswith(("__", "_sklearn")) and (k.endswith("_") or k.startswith("_"))]
+    "Fitted attributes by the scikit-learn convention: names ending in `_` (private helpers set by a framework stay)."
+    return [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]
 
 @contextlib.contextmanager
 def atomic_fit(estimator):
