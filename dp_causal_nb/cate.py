@@ -49,15 +49,16 @@ def kernel_rkhs_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:fl
     G = math.sqrt(k0) * phi_energy_bound(learner, y_bounds, propensity_clip) / math.sqrt(lam)
     return 2.0 * math.sqrt(k0) * score_bound(learner, y_bounds, propensity_clip, G) / (lam * n)
 
-# %% ../nbs/08_dp_cate.ipynb #4cfc021f
+# %% ../nbs/08_dp_cate.ipynb #1ed631f0
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
     ok = {k: v for k, v in kw.items() if k in names}
     rs = ok.get("random_state")
-    if isinstance(rs, np.random.Generator) and not type(model).__module__.startswith("dp_causal_nb"):
+    if isinstance(rs, (np.random.Generator, np.random.SeedSequence)) and not type(model).__module__.startswith("dp_causal_nb"):
         # scikit-learn-style models take an int or a RandomState: seed a RandomState from the same full-entropy stream
-        ok["random_state"] = np.random.RandomState(np.random.MT19937(rs.bit_generator.seed_seq))
+        ok["random_state"] = np.random.RandomState(np.random.MT19937(rs if isinstance(rs, np.random.SeedSequence)
+                                                                     else rs.bit_generator.seed_seq))
     if ok: model.set_params(**ok)
     return model
 
@@ -327,6 +328,8 @@ class DPCATE(BaseEstimator):
             self._salt = os.urandom(16); self._row_hashes_ = self._row_hashes(X, self._salt)
         rs = dict(zip(("split", "propensity", "rff_nuisance", "outcome", "rff_stage2", "noise", "search"),
                       spawn_generators(self.random_state, 7)))           # independent streams, full-entropy seeds
+        for k in ("propensity", "outcome"):   # the nuisance models get a SeedSequence: reproducible for an int seed
+            rs[k] = rs[k].bit_generator.seed_seq   # (a Generator would be mixed with OS entropy by core.noise_generator)
         perm = rs["split"].permutation(n_total)                          # depends only on n and the seed
         i1, i2 = perm[: n_total // 2], perm[n_total // 2:]
         self.split_ = (i1, i2)                                             # indices only (nuisance half, second-stage half)
