@@ -1,9 +1,11 @@
 "Functional DP-CATE release (dp_causal_nb.functional): consistency, one GP path, budget, shareable release."
-import math, pickle, warnings
+import copy, dataclasses, math, pickle, warnings
 import numpy as np
 import pytest
 from dp_causal_nb.core import BudgetError, PrivacyLeakWarning
-from dp_causal_nb.rkhs import HuberLoss, AbsoluteLoss, gaussian_kernel, fit_kernel_regression
+from dp_causal_nb.accounting import PrivacyAccountant, GDPAccountant, default_accountant, set_default_accountant
+from dp_causal_nb.rkhs import (HuberLoss, AbsoluteLoss, SquaredLoss, gaussian_kernel, fit_kernel_regression,
+                               squared_loss_bound, solver_gap, rkhs_distance)
 from dp_causal_nb.functional import (PrivateCATEFunction, SharedCATEFunction, private_kernel_function,
                                      release_cate_function, release_shareable_cate_function,
                                      release_shareable_function, functional_noise_scales)
@@ -169,11 +171,159 @@ def test_noise_scales_monotone():
     b = functional_noise_scales(2.0, 1e-6, sensitivity=1.0, sensitivity_paper=1.0)
     assert a["strict"] > b["strict"] > 0
 
-def test_publish_grid_warns_on_training_inputs(small):
+def test_publish_grid_membership_warning_is_opt_in(small):
+    "Issue 18 P8: the membership check is off by default and, when opted in, names no count."
     X, y, kw = small
     f = private_kernel_function(X, y, random_state=0, **kw)
-    with pytest.warns(PrivacyLeakWarning, match="training inputs"):
-        f.publish_grid(np.vstack([X[:2], [[0.5, 0.5]]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f.publish_grid(np.vstack([X[:2], [[0.5, 0.5]]]))           # default: no warning (it would be a membership oracle)
+    g = private_kernel_function(X, y, random_state=0, warn_training_queries=True, **kw)
+    with pytest.warns(PrivacyLeakWarning, match="training inputs") as rec:
+        g.publish_grid(np.vstack([X[:2], [[0.5, 0.5]]]))
+    assert not any(ch.isdigit() for ch in str(rec[0].message))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        f.publish_grid(np.array([[0.123456, 0.654321]]))          # a public grid: no warning
+        g.publish_grid(np.array([[0.123456, 0.654321]]))          # a public grid: no warning
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Issue 10, items 2 and 3: neighbours behave identically apart from the noise; published objects hold no un-noised
+# data-dependent number; the solver's accuracy is part of the mechanism; every standalone release charges an accountant.
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict): return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)): return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, np.ndarray): return isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
+    return type(a) is type(b) and a == b
+
+def _assert_same_published(o1, o2, noised):
+    assert type(o1) is type(o2) and dataclasses.is_dataclass(o1)
+    names = {f.name for f in dataclasses.fields(o1)}
+    assert noised <= names
+    for name in sorted(names - noised):
+        assert _same(getattr(o1, name), getattr(o2, name)), f"published field {name!r} differs between neighbours"
+
+def _issue_pair():
+    "The neighbouring pair of issue 10 (n=50, q=1): the old solver check raised on D (gap 3.4e-9 > 1e-10), not on D'."
+    r0 = np.random.default_rng(0); X = r0.uniform(0, 1, (50, 1)); y = r0.uniform(-1, 1, 50)
+    X2, y2 = X.copy(), y.copy(); X2[0], y2[0] = r0.uniform(0, 1, 1), r0.uniform(-1, 1)
+    return (X2, y2), (X, y)
+
+PAIR_KW = dict(bandwidth=0.4, lam=1e-3, x_bounds=(np.zeros(1), np.ones(1)), epsilon=1.0, delta=1e-5)
+LOSSES = [AbsoluteLoss(), HuberLoss(0.5), SquaredLoss(squared_loss_bound(1.0, lam=1e-3, bandwidth=0.4, q=1))]
+
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: type(l).__name__)
+def test_issue_pair_releases_identically_apart_from_noise(loss):
+    "D and D' both release, with no exception and no warning; every published field except the noised values is equal."
+    grid = np.linspace(0, 1, 7)[:, None]
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for X, y in _issue_pair():
+            f = private_kernel_function(X, y, loss=loss, random_state=1, **PAIR_KW)
+            out.append((f, f.publish_grid(grid), release_shareable_function(X, y, loss=loss, n_features=30,
+                                                                            random_state=2, **PAIR_KW)))
+    (f1, p1, s1), (f2, p2, s2) = out
+    assert _same(f1.info, f2.info) and f1.noise_scale == f2.noise_scale
+    _assert_same_published(p1, p2, noised={"values"})
+    _assert_same_published(s1, s2, noised={"coef"})
+    assert "solver_gap" not in p1.info and "solver_gap" not in s1.info
+    assert f1.info["solver_inflation"] > 0 and s1.info["solver_inflation"] == f1.info["solver_inflation"]
+    for f, (X, y) in zip((f1, f2), _issue_pair()):          # the fits are certified: within the public τ
+        assert solver_gap(f._fit, y) <= f._fit.solver_tol and f._fit.solver_info["method"] != "a-priori"
+
+def test_published_field_comparison_has_teeth():
+    "A data-dependent number in info (the old solver_gap) is caught by the same comparison."
+    (X1, y1), (X2, y2) = _issue_pair()
+    p = [private_kernel_function(X, y, loss=AbsoluteLoss(), random_state=0, **PAIR_KW) for X, y in ((X1, y1), (X2, y2))]
+    pub = [f.publish_grid(np.array([[0.5]])) for f in p]
+    bad = [dataclasses.replace(q, info=q.info | dict(solver_gap=solver_gap(f._fit, y)))
+           for q, f, y in zip(pub, p, (y1, y2))]
+    with pytest.raises(AssertionError, match="info"): _assert_same_published(*bad, noised={"values"})
+
+def test_dpcate_neighbours_publish_identical_fields(fitted):
+    "The DPCATE path (squared loss, R-learner weights): replace one record, compare the shareable releases field by field."
+    ds, kw = fitted
+    kw = kw | dict(random_state=0)
+    est0 = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X)
+    j = int(np.flatnonzero((ds.X == est0.stage2_["X"][0]).all(1))[0])    # a record of the second stage
+    Y1, X1 = ds.Y.copy(), ds.X.copy(); Y1[j], X1[j] = ds.y_bounds[1], ds.x_bounds[0]
+    est1 = DPCATE(**kw).fit(Y1, ds.A, X=X1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s0 = release_shareable_cate_function(est0, n_features=50, random_state=3)
+        s1 = release_shareable_cate_function(est1, n_features=50, random_state=3)
+    _assert_same_published(s0, s1, noised={"coef"})
+    f0 = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X).release_function(random_state=4)
+    f1 = DPCATE(**kw).fit(Y1, ds.A, X=X1).release_function(random_state=4)
+    lo, hi = (np.asarray(b, float) for b in ds.x_bounds)
+    grid = lo + (hi - lo) * np.linspace(0.1, 0.9, 5)[:, None]              # a public grid
+    _assert_same_published(f0.publish_grid(grid), f1.publish_grid(grid), noised={"values"})
+    assert _same(f0.info, f1.info)
+
+def test_solver_certifies_hard_fits_on_any_cpu():
+    "Ill-conditioned absolute/Huber fits (q=1, small λ, duplicates, huge targets): certified within τ, never a count exit."
+    rng = np.random.default_rng(5)
+    for trial in range(6):
+        n = 60; X = rng.uniform(0, 1, (n, 1)); X[40:] = X[:20]; y = rng.uniform(-1, 1, n)
+        if trial % 2: y[:2] = [1e9, -1e300]
+        for loss in (AbsoluteLoss(), HuberLoss(0.1)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                f = fit_kernel_regression(X, y, bandwidth=0.35, lam=10 ** -(3 + trial % 3), loss=loss)
+            info = f.solver_info
+            assert info["method"] in ("direct", "newton", "fista", "polish", "certified")
+            assert info["gap_over_tol"] + info["err_over_tol"] <= 1
+            assert info["err_over_tol"] < 1e-3                          # the rounding floor is far below τ
+
+def test_standalone_releases_charge_before_noise(small):
+    X, y, kw = small
+    acc = PrivacyAccountant(0.5, 1e-5)
+    for rel in (private_kernel_function, release_shareable_function):
+        g = np.random.default_rng(0); state = copy.deepcopy(g.bit_generator.state)
+        with pytest.raises(BudgetError): rel(X, y, accountant=acc, random_state=g, **kw)
+        assert g.bit_generator.state == state and acc.ledger == []
+    old = set_default_accountant(PrivacyAccountant(1.5, 1e-4))
+    try:
+        private_kernel_function(X, y, random_state=1, **kw)
+        assert len(default_accountant().ledger) == 1
+        g = np.random.default_rng(0); state = copy.deepcopy(g.bit_generator.state)
+        with pytest.raises(BudgetError): release_shareable_function(X, y, random_state=g, **kw)
+        assert g.bit_generator.state == state and len(default_accountant().ledger) == 1
+    finally:
+        set_default_accountant(old)
+    gdp = GDPAccountant()
+    f = private_kernel_function(X, y, accountant=gdp, random_state=0, **kw)
+    assert gdp.spent == pytest.approx(f.info["scales"]["sensitivity"] / f.noise_scale, rel=1e-12)
+
+def test_training_inputs_outside_domain_are_clipped_not_refused(small):
+    "No data-dependent error: an out-of-domain training input is clipped (Lemma 1 holds for any x)."
+    X, y, kw = small
+    Xo = X.copy(); Xo[0] = [5.0, -2.0]; Xc = X.copy(); Xc[0] = [1.0, 0.0]
+    Q = np.random.default_rng(3).uniform(0, 1, (4, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = private_kernel_function(Xo, y, random_state=7, **kw)(Q)
+    assert np.array_equal(a, private_kernel_function(Xc, y, random_state=7, **kw)(Q))
+    w = np.full(len(y), 2.0)                                      # weights above rho_max are clipped, not refused
+    b = release_shareable_function(X, y, weights=w, random_state=1, **kw)
+    c = release_shareable_function(X, y, weights=np.ones(len(y)), random_state=1, **kw)
+    assert np.array_equal(b.coef, c.coef)
+
+def test_squared_loss_out_of_range_data_is_not_an_event():
+    "The squared loss is extended linearly beyond its range: data violating B fit without error (= Huber_B at λ/2)."
+    rng = np.random.default_rng(0); X = rng.uniform(0, 1, (40, 2)); y = 50 * rng.standard_normal(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fs = fit_kernel_regression(X, y, bandwidth=0.4, lam=0.01, loss=SquaredLoss(0.5))
+    fh = fit_kernel_regression(X, y, bandwidth=0.4, lam=0.005, loss=HuberLoss(0.5))
+    assert rkhs_distance(fs, fh) <= fs.solver_error + fh.solver_error
+
+def test_messages_name_no_private_value():
+    "check_stage2_records names the violated bound only; no value or count of the data."
+    from dp_causal_nb.functional import stage2_constants, check_stage2_records
+    c = stage2_constants("dr", (-1.0, 1.0), 0.1, lam=0.05, bandwidth=0.4, q=2)
+    with pytest.raises(ValueError) as e: check_stage2_records(np.array([123.456, 0.5, 789.25]), np.ones(3), c)
+    msg = str(e.value)
+    assert "phi" in msg and not any(t in msg for t in ("123", "456", "789", " 2 ", "two"))
