@@ -1,5 +1,5 @@
 "Functional DP-CATE release (dp_causal_nb.functional): consistency, one GP path, budget, shareable release."
-import copy, dataclasses, math, pickle, warnings
+import copy, dataclasses, math, os, pickle, warnings
 import numpy as np
 import pytest
 from dp_causal_nb.core import BudgetError, PrivacyLeakWarning
@@ -63,11 +63,14 @@ def test_one_path_covariance(small):
     se = np.sqrt((np.outer(np.diag(S), np.diag(S)) + S ** 2) / N)
     assert (np.abs(np.cov((out - g).T) - S) / se).max() < 5
 
-def test_curator_repr_and_pickle_warning(small):
+def test_curator_repr_and_copies_refused(small):
+    "Issue 18 P1: a deep copy of a released function answered new points with the same noise as the original."
     X, y, kw = small
     f = private_kernel_function(X, y, random_state=0, **kw)
     assert "NOT publishable" in repr(f)
-    with pytest.warns(PrivacyLeakWarning): pickle.dumps(f)
+    f(X[:3])
+    for copier in (pickle.dumps, copy.deepcopy, copy.copy):
+        with pytest.raises(TypeError, match="cannot be pickled or copied"): copier(f)
 
 def test_bad_inputs(small):
     X, y, kw = small
@@ -158,7 +161,7 @@ def test_shareable_release_contains_no_training_rows(fitted):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f = DPCATE(random_state=1, **kw).fit(ds.Y, ds.A, X=ds.X).release_function()
-        cb = pickle.dumps(f)
+        cb = pickle.dumps(f._fit)            # the curator's fitted regression (the function itself refuses pickling)
     assert sum(row.tobytes() in cb for row in f._fit.X) == len(f._fit.X)
     # the published object answers any query in the domain
     out = sh(ds.dgp.sample(10, random_state=3).X)
@@ -327,3 +330,27 @@ def test_messages_name_no_private_value():
     with pytest.raises(ValueError) as e: check_stage2_records(np.array([123.456, 0.5, 789.25]), np.ones(3), c)
     msg = str(e.value)
     assert "phi" in msg and not any(t in msg for t in ("123", "456", "789", " 2 ", "two"))
+
+
+def test_save_load_roundtrip_and_refusals(fitted, tmp_path):
+    "Issue 18 S1: releases are shared as .npz + JSON; a crafted file cannot run code, a tampered one is refused."
+    ds, kw = fitted
+    est = DPCATE(random_state=0, **kw).fit(ds.Y, ds.A, X=ds.X)
+    sh = release_shareable_cate_function(est, n_features=50, random_state=0)
+    p = sh.save(tmp_path / "f")
+    sh2 = SharedCATEFunction.load(p)
+    assert np.array_equal(sh2(ds.X[:7]), sh(ds.X[:7])) and sh2.info == sh.info
+    with open(p, "rb") as fh: raw = fh.read()
+    assert all(row.tobytes() not in raw for row in est.stage2_["X"])      # no training row in the file
+
+    class Boom:
+        def __reduce__(self): return (os.system, (f"touch {tmp_path / 'pwned'}",))
+    with open(tmp_path / "evil.npz", "wb") as fh: pickle.dump(Boom(), fh)
+    with pytest.raises(ValueError, match="not a readable release"): SharedCATEFunction.load(tmp_path / "evil.npz")
+    np.savez(tmp_path / "evil2.npz", omega=np.array([Boom()], dtype=object))
+    with pytest.raises(ValueError): SharedCATEFunction.load(tmp_path / "evil2.npz")
+    assert not (tmp_path / "pwned").exists()
+    with np.load(p) as z: arrays = {k: z[k] for k in z.files}
+    arrays["omega"] = arrays["omega"][:, :1]                                # tampered: wrong shape
+    np.savez(tmp_path / "tampered.npz", **arrays)
+    with pytest.raises(ValueError, match="inconsistent"): SharedCATEFunction.load(tmp_path / "tampered.npz")
