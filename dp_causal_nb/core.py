@@ -11,7 +11,7 @@ import numpy as np
 __all__ = ['PrivacyLeakWarning', 'BudgetError', 'DPDomainWarning', 'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta',
            'check_random_state', 'reproducible_noise', 'spawn_generators', 'noise_generator', 'check_array',
            'check_consistent_length', 'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds',
-           'atomic_fit']
+           'atomic_fit', 'quiet_data_warnings']
 
 # %% ../nbs/00_core.ipynb #c3b3b0c9
 class PrivacyLeakWarning(RuntimeWarning):
@@ -190,3 +190,12 @@ def atomic_fit(estimator):
     except BaseException:
         vars(estimator).clear(); vars(estimator).update(before)
         raise
+
+# %% ../nbs/00_core.ipynb #575db22d
+@contextlib.contextmanager
+def quiet_data_warnings():
+    "Drop warnings raised while fitting on private data (data-dependent events); `PrivacyLeakWarning` still shows."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("default", PrivacyLeakWarning)
+        yield

@@ -1,0 +1,53 @@
+"""Invariant 4 across estimators: two neighbouring datasets give the same exceptions, warnings and attribute names;
+only the noised values may differ. Each case is a neighbour pair from the privacy reviews (issues 10 and 18)."""
+import warnings
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from dp_causal_nb.accounting import PrivacyAccountant
+from dp_causal_nb.cate import DPCATE
+from dp_causal_nb.datasets import dataset1
+from dp_causal_nb.erm import declare_private
+
+
+def observe(make, Y, T, X):
+    "Everything a user sees of one fit + release: the exception, the warnings, the public attribute names."
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            m = make().fit(Y, T, X=X); m.effect(X[:3]); err = None
+        except Exception as e: m, err = None, (type(e).__name__, str(e))
+    names = None if m is None else sorted(k for k in vars(m) if k.endswith("_") and not k.startswith("_"))
+    return err, [(x.category.__name__, str(x.message)) for x in w], names
+
+
+class WarnIfExtreme(ClassifierMixin, BaseEstimator):
+    "A (declared-private) propensity model that warns when a covariate is extreme, as a solver would."
+    def fit(self, X, y):
+        if np.abs(X).max() > 0.999: warnings.warn("lbfgs failed to converge", RuntimeWarning)
+        self.classes_ = np.array([0, 1]); self.p_ = float(np.clip(np.mean(y), 0.1, 0.9)); return self
+    def predict_proba(self, X): return np.column_stack([np.full(len(X), 1 - self.p_), np.full(len(X), self.p_)])
+
+
+@pytest.mark.parametrize("calibration", ["parameter", "global"])
+def test_dpcate_nuisance_warnings_are_not_observable(calibration):
+    ds = dataset1(400, random_state=0)
+    X0 = np.clip(ds.X, 0.0, 0.99)
+    pm = declare_private(WarnIfExtreme(), 0.5, 5e-6, source="test stub")
+    make = lambda: DPCATE(calibration=calibration, final="ridge", epsilon=1.0, delta=1e-5, x_bounds=(0, 1),
+                          y_bounds=ds.y_bounds, propensity_model=pm, accountant=PrivacyAccountant(), random_state=0)
+    i = make().fit(ds.Y, ds.A, X=X0).split_[0][0]                            # a record of the nuisance half (public split)
+    X1 = X0.copy(); X1[i, 0] = 1.0                                            # one covariate moved to the bound
+    with pytest.warns(RuntimeWarning): WarnIfExtreme().fit(X1[make().fit(ds.Y, ds.A, X=X0).split_[0]], ds.A[:200])
+    o0, o1 = observe(make, ds.Y, ds.A, X0), observe(make, ds.Y, ds.A, X1)
+    assert o0 == o1 and o0[0] is None and o0[1] == [], (o0, o1)
+
+
+def test_dpcate_clipped_outcome_is_not_observable():
+    ds = dataset1(400, random_state=0)
+    Y1 = ds.Y.copy(); Y1[0] = ds.y_bounds[1] + 100.0                         # one outcome far outside: clipped
+    make = lambda: DPCATE(epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds,
+                          accountant=PrivacyAccountant(), random_state=0)
+    o0, o1 = observe(make, ds.Y, ds.A, ds.X), observe(make, Y1, ds.A, ds.X)
+    assert o0 == o1 and o0[0] is None, (o0, o1)
