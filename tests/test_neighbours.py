@@ -6,6 +6,7 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dp_causal_nb.accounting import PrivacyAccountant
+from dp_causal_nb.core import BudgetError
 from dp_causal_nb.cate import DPCATE
 from dp_causal_nb.datasets import dataset1
 from dp_causal_nb.erm import declare_private
@@ -51,3 +52,22 @@ def test_dpcate_clipped_outcome_is_not_observable():
                           accountant=PrivacyAccountant(), random_state=0)
     o0, o1 = observe(make, ds.Y, ds.A, ds.X), observe(make, Y1, ds.A, ds.X)
     assert o0 == o1 and o0[0] is None, (o0, o1)
+
+
+def test_refused_refit_leaves_the_release_unchanged():
+    """Issue 18 P2: `fit` once set epsilon_, y_bounds_ ... before the budget check; after set_params(epsilon=np.inf)
+    and a refit refused with BudgetError, effect(Q) returned the non-private second-stage predictions."""
+    ds = dataset1(400, random_state=0)
+    acc = PrivacyAccountant(1.0, 1e-5)
+    est = DPCATE(calibration="global", epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds,
+                 accountant=acc, random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    before = {k: v for k, v in vars(est).items()}
+    for change in (dict(epsilon=np.inf), dict(y_bounds=(-0.01, 0.01))):
+        est.set_params(**change)
+        with pytest.raises(BudgetError): est.fit(ds.Y, ds.A, X=ds.X)            # the budget is spent
+        assert set(vars(est)) == set(before)
+        for k, v in before.items():
+            if k not in ("epsilon", "y_bounds"): assert vars(est)[k] is v, k   # the fitted state is the old one
+    q = ds.X[:5]
+    out = est.effect(q)                                                       # the one private release, noised
+    assert est.release_info_["sigma"] > 1.0 and not np.allclose(out, est.stage_.predict(q))
