@@ -50,17 +50,28 @@ def test_gridsearch_n_jobs_2_is_refused():
     assert len(acc.ledger) == 2 and acc.spent[0] == pytest.approx(1.0)
 
 
-def test_default_budget_not_bypassed_in_workers():
-    "With a finite default budget, workers started afterwards refuse releases charged to their default accountant."
-    from joblib.externals.loky import get_reusable_executor
-    get_reusable_executor().shutdown(wait=True)        # workers must start after the budget is set
+def test_default_accountant_refuses_in_workers():
+    """Releases in workers that fall back to the default accountant would never reach the parent's ledger (nor its
+    budget), whether the workers started before or after the budget was set: they are refused in the worker."""
     X, y = _data()
+    Parallel(n_jobs=2)(delayed(np.sum)(X[i::2]) for i in range(2))          # workers exist before any budget is set
+    m = DPLogisticRegression(epsilon=0.9, x_bounds=(-1, 1))
+    with pytest.raises(BudgetError, match="belongs to process"):               # unlimited default: still refused
+        Parallel(n_jobs=2)(delayed(_fit)(m, X[i::4], y[i::4]) for i in range(4))
     old = set_default_accountant(PrivacyAccountant(epsilon=1.0))
     try:
-        m = DPLogisticRegression(epsilon=0.9, x_bounds=(-1, 1))
-        with pytest.raises(BudgetError, match="belongs to process"):
+        with pytest.raises(BudgetError, match="belongs to process"):           # reused workers: refused as well
             Parallel(n_jobs=2)(delayed(_fit)(m, X[i::4], y[i::4]) for i in range(4))
         assert default_accountant().ledger == []
     finally:
         set_default_accountant(old)
-        get_reusable_executor().shutdown(wait=True)
+
+
+def test_worker_with_its_own_accountant_may_release():
+    "A worker that creates its own accountant releases normally (its ledger is the one it owns)."
+    X, y = _data()
+    def job(i):
+        acc = PrivacyAccountant(epsilon=1.0)
+        DPLogisticRegression(epsilon=0.9, x_bounds=(-1, 1), accountant=acc).fit(X[i::2], y[i::2])
+        return acc.spent[0]
+    assert Parallel(n_jobs=2)(delayed(job)(i) for i in range(2)) == [0.9, 0.9]
