@@ -69,5 +69,22 @@ def test_refused_refit_leaves_the_release_unchanged():
         for k, v in before.items():
             if k not in ("epsilon", "y_bounds"): assert vars(est)[k] is v, k   # the fitted state is the old one
     q = ds.X[:5]
+    with pytest.raises(ValueError, match="changed since fit"): est.effect(q)   # parameters differ from the fit's
+    est.set_params(epsilon=1.0, y_bounds=ds.y_bounds)
     out = est.effect(q)                                                       # the one private release, noised
     assert est.release_info_["sigma"] > 1.0 and not np.allclose(out, est.stage_.predict(q))
+
+
+@pytest.mark.parametrize("final", ["ridge", "kernel"])
+def test_set_params_after_fit_cannot_shrink_the_noise(final):
+    """Review finding: the release read `self.lam` at release time, so set_params(lam=1e9) after fit cut σ from 108.5 to
+    3.9e-10 and effect() returned the non-private predictions. A release now refuses changed parameters."""
+    ds = dataset1(400, random_state=0)
+    est = DPCATE(final=final, calibration="global", epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds,
+                 y_bounds=ds.y_bounds, accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    est.set_params(lam=1e9)
+    with pytest.raises(ValueError, match="changed since fit"): est.effect(ds.X[:5])
+    assert not hasattr(est, "release_info_") and est._released is None
+    est.set_params(lam=0.01)                                                # back to the fitted value: allowed
+    out = est.effect(ds.X[:5])
+    assert est.release_info_["sigma"] > 1.0 and not np.allclose(out, est.stage_.predict(ds.X[:5]))
