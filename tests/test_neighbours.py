@@ -88,3 +88,37 @@ def test_set_params_after_fit_cannot_shrink_the_noise(final):
     est.set_params(lam=0.01)                                                # back to the fitted value: allowed
     out = est.effect(ds.X[:5])
     assert est.release_info_["sigma"] > 1.0 and not np.allclose(out, est.stage_.predict(ds.X[:5]))
+
+
+@pytest.mark.parametrize("make_model", ["logistic", "tree"])
+def test_dpcate_user_nuisance_failure_is_not_observable(make_model):
+    """Review finding: with declare_private(LogisticRegression()) a neighbour with no treated record raised 'needs
+    samples of at least 2 classes' (D') while D released; a tree raised IndexError after the charge. DPCATE is now
+    failure-agnostic like DPATE: a failing user model is replaced by a public constant, the charge is the same."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.tree import DecisionTreeClassifier
+    rng = np.random.default_rng(0)
+    n = 40; X = rng.uniform(0, 1, (n, 2)); Y = rng.uniform(-1, 1, n)
+    A0 = np.zeros(n, int); A0[0] = 1; A1 = np.zeros(n, int)                 # D: one treated record; D': none
+    base = LogisticRegression() if make_model == "logistic" else DecisionTreeClassifier(max_depth=2, random_state=0)
+    pm = declare_private(base, 0.5, 5e-6, source="test (not actually private)")
+    seen = set()
+    for seed in range(6):
+        make = lambda: DPCATE(epsilon=1.0, delta=1e-5, x_bounds=(0, 1), y_bounds=(-1, 1), propensity_model=pm,
+                              accountant=PrivacyAccountant(), random_state=seed)
+        o0, o1 = observe(make, Y, A0, X), observe(make, Y, A1, X)
+        assert o0 == o1, (seed, o0, o1)
+        seen.add(o0[0])
+    assert seen == {None}
+
+
+def test_dpcate_misconfigured_user_model_fails_on_public_data():
+    "A configuration error surfaces before any charge, from public synthetic records (the same on every dataset)."
+    from sklearn.linear_model import LogisticRegression
+    ds = dataset1(200, random_state=0)
+    acc = PrivacyAccountant()
+    pm = declare_private(LogisticRegression(C=-1.0), 0.5, 5e-6, source="test")
+    with pytest.raises(ValueError, match="public synthetic records"):
+        DPCATE(epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds, propensity_model=pm,
+               accountant=acc, random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    assert acc.ledger == []
