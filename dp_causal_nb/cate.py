@@ -49,7 +49,7 @@ def kernel_rkhs_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:fl
     G = math.sqrt(k0) * phi_energy_bound(learner, y_bounds, propensity_clip) / math.sqrt(lam)
     return 2.0 * math.sqrt(k0) * score_bound(learner, y_bounds, propensity_clip, G) / (lam * n)
 
-# %% ../nbs/08_dp_cate.ipynb #22e1a908
+# %% ../nbs/08_dp_cate.ipynb #20987c72
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -494,6 +494,10 @@ class DPCATE(BaseEstimator):
 
     def effect(self, X=None):
         "Private CATE at the query points `X` (the first call declares them; see the class docstring)."
+        with np.errstate(all="ignore"):   # a user's np.seterr(all="raise") must not turn an underflow into an event
+            return self._effect(X)
+
+    def _effect(self, X):
         if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator before calling effect")
         self._check_unchanged()
         Xq = self._check_queries(X)

@@ -15,7 +15,7 @@ class CLIError(Exception):
 # %% auto #0
 __all__ = ['CLIError', 'read_csv_columns', 'build_parser', 'run_ate', 'format_release', 'run_demo', 'main']
 
-# %% ../nbs/13_cli.ipynb #76ca9348
+# %% ../nbs/13_cli.ipynb #d01477b4
 _MISSING = {"", "na", "nan", "null", "none", "."}
 _NOT_SHOWN = " (which rows, how many and their values are not shown: they are private)"
 
@@ -48,8 +48,12 @@ def _read_columns(reader, path, columns):
         if header.count(c) > 1: raise CLIError(f"column {c!r} appears more than once in the header of {path}")
     pos = {c: header.index(c) for c in columns}
     out = {c: [] for c in columns}
-    for r, row in enumerate(reader, start=2):
-        if not row or all(not x.strip() for x in row): continue
+    blank = False
+    for row in reader:
+        if not row or (len(header) > 1 and all(not x.strip() for x in row)):   # an empty line: fine only at the end
+            blank = True; continue
+        if blank: raise CLIError(f"{path}: an empty row lies between data rows; drop it or fill its values (every "
+                                 "record counts: silently skipping one would change n)")
         for c, j in pos.items():
             cell = row[j].strip() if j < len(row) else ""
             if cell.lower() in _MISSING:

@@ -8,10 +8,10 @@ import os, numbers, warnings, contextlib, contextvars, threading
 import numpy as np
 
 # %% auto #0
-__all__ = ['PrivacyLeakWarning', 'BudgetError', 'DPDomainWarning', 'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta',
-           'check_random_state', 'reproducible_noise', 'spawn_generators', 'noise_generator', 'check_array',
-           'check_consistent_length', 'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds',
-           'atomic_fit', 'quiet_data_warnings', 'bounded_predictions']
+__all__ = ['MAX_BOUND', 'PrivacyLeakWarning', 'BudgetError', 'DPDomainWarning', 'in_test', 'check_scalar', 'is_private',
+           'check_epsilon_delta', 'check_random_state', 'reproducible_noise', 'spawn_generators', 'noise_generator',
+           'check_array', 'check_consistent_length', 'check_binary_treatment', 'check_bounds', 'check_in_bounds',
+           'infer_bounds', 'atomic_fit', 'quiet_data_warnings', 'bounded_predictions']
 
 # %% ../nbs/00_core.ipynb #c3b3b0c9
 class PrivacyLeakWarning(RuntimeWarning):
@@ -80,7 +80,7 @@ def check_random_state(random_state=None) -> np.random.Generator:
     raise TypeError("random_state must be None, a non-negative int, a np.random.SeedSequence or a "
                     f"np.random.Generator, got {type(random_state).__name__}")
 
-# %% ../nbs/00_core.ipynb #ec2b59b8
+# %% ../nbs/00_core.ipynb #d35e3f13
 _REPRODUCIBLE = contextvars.ContextVar("dp_causal_nb_reproducible_noise", default=False)
 
 @contextlib.contextmanager
@@ -106,7 +106,7 @@ def spawn_generators(random_state, n:int) -> list:
     return [np.random.default_rng(c) for c in _root_seed_sequence(random_state).spawn(int(n))]
 
 def noise_generator(random_state) -> np.random.Generator:
-    "The Generator a release draws its noise from (`spawn_generators(random_state, 1)[0]`)."
+    "A release's noise Generator. None/Generator: fresh OS entropy mixed in; int/SeedSequence: a reproducible seed (copies repeat it)."
     return spawn_generators(random_state, 1)[0]
 
 # %% ../nbs/00_core.ipynb #4a2e5a05
@@ -138,7 +138,9 @@ def check_binary_treatment(T, name:str="T") -> np.ndarray:
         raise ValueError(f"{name} must be binary with values in {{0, 1}}; it has other values")
     return t.astype(int)
 
-# %% ../nbs/00_core.ipynb #bc392c5c
+# %% ../nbs/00_core.ipynb #c696b265
+MAX_BOUND = 1e100   # public limit on declared bounds: squares and sums of n squares stay far from float overflow
+
 def check_bounds(bounds, name:str, n_features:int|None=None):
     "Validate public bounds `(lower, upper)`: scalars or arrays of length `n_features`; returns two float arrays."
     if bounds is None:
@@ -152,6 +154,9 @@ def check_bounds(bounds, name:str, n_features:int|None=None):
         except ValueError: raise ValueError(f"{name}: each bound must be a scalar or have length {n_features}, "
                                             f"got shapes {lo.shape} and {hi.shape}") from None
     if np.any(lo >= hi): raise ValueError(f"{name}: every lower bound must be < its upper bound, got {lo} and {hi}")
+    if max(np.max(np.abs(lo)), np.max(np.abs(hi))) > MAX_BOUND:   # squares of larger values overflow on some data only
+        raise ValueError(f"{name}: declared bounds must lie within ±{MAX_BOUND:g} (rescale the variable); larger ones "
+                         "make sums of squares overflow on some datasets and not on others")
     return lo, hi
 
 def check_in_bounds(a, bounds, name:str, *, action:str="raise", warn:bool=False):

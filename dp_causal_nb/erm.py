@@ -17,7 +17,7 @@ from .core import (PrivacyLeakWarning, BudgetError, check_scalar, is_private,
 from .accounting import resolve_accountant
 
 # %% auto #0
-__all__ = ['NewtonBound', 'logistic_newton_bound', 'solve_logistic', 'solve_ridge', 'StandardizeToBounds',
+__all__ = ['LAM_FLOOR', 'NewtonBound', 'logistic_newton_bound', 'solve_logistic', 'solve_ridge', 'StandardizeToBounds',
            'RandomFourierFeatures', 'erm_sensitivity', 'ridge_lipschitz', 'gamma_norm_noise', 'NoiseSpec',
            'output_perturbation_noise', 'draw_noise', 'ObjectivePerturbation', 'objective_perturbation_params',
            'DPLogisticRegression', 'DPRidgeRegression', 'declare_private', 'private_guarantee', 'charge_private_model']
@@ -298,7 +298,9 @@ _BOUND_HELP = {"x_bounds": "x_bounds=(lower, upper) on the estimator or on its f
                "y_bounds": "y_bounds=(lower, upper)",
                "weight_bound": "weight_bound (a public upper bound on sample_weight)"}
 
-# %% ../nbs/04_dp_erm.ipynb #37b5a744
+# %% ../nbs/04_dp_erm.ipynb #16b6c4c1
+LAM_FLOOR = 1e-10   # public floor on Λ relative to w_max·R² (the largest possible eigenvalue of the weighted Gram)
+
 class _DPERM(BaseEstimator):
     "Shared fit pipeline for the DP ERM estimators."
     def fit(self, X, y, sample_weight=None):
@@ -343,6 +345,9 @@ class _DPERM(BaseEstimator):
         w, wb = _check_weights(sample_weight, self.weight_bound, n)
         fm = self._bind_feature_map(X, inferred)
         R = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
+        if lam < LAM_FLOOR * wb * R * R:   # public: below it the normal equations can be numerically singular
+            raise ValueError(f"lam must be at least {LAM_FLOOR:g}·weight_bound·R² = {LAM_FLOOR * wb * R * R:.3g} (R = the "
+                             "feature map's norm bound); a smaller lam makes the solve fail on some datasets only")
         Phi = _project_rows(fm.transform(X), R)
         return Phi, w, wb, eps, dlt, lam, R, n, fm
 

@@ -122,3 +122,50 @@ def test_dpcate_misconfigured_user_model_fails_on_public_data():
         DPCATE(epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds, propensity_model=pm,
                accountant=acc, random_state=0).fit(ds.Y, ds.A, X=ds.X)
     assert acc.ledger == []
+
+
+def test_threaded_releases_emit_no_data_warnings():
+    "Review finding: quiet sections in two threads re-enabled each other's warnings (joblib threading backend)."
+    from joblib import Parallel, delayed, parallel_backend
+    from sklearn.base import RegressorMixin
+    from dp_causal_nb.ate import DPATE
+
+    class WarnIfLarge(RegressorMixin, BaseEstimator):
+        def fit(self, X, y):
+            if np.abs(X).max() > 10: warnings.warn("ill-conditioned fit", RuntimeWarning)
+            self.m_ = float(np.mean(y)); return self
+        def predict(self, X): return np.full(len(X), self.m_)
+    rng = np.random.default_rng(0); n = 120
+    X = rng.normal(size=(n, 2)); X1 = X.copy(); X1[0, 0] = 1e6; T = np.arange(n) % 2; Y = rng.uniform(-1, 1, n)
+    for data in (X, X1):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with parallel_backend("threading", n_jobs=2):
+                Parallel()(delayed(lambda: DPATE("aipw", n_folds=6, mu=1.0, outcome_bounds=(-1, 1), n_jobs=2,
+                                                 outcome_model=WarnIfLarge(), accountant=PrivacyAccountant(),
+                                                 random_state=0).fit(Y, T, X=data))() for _ in range(4))
+        assert [str(x.message) for x in w] == [], [str(x.message) for x in w]
+
+
+def test_numpy_error_policy_cannot_make_an_event():
+    "Review finding: under np.seterr(all='raise') a kernel underflow raised on D (a far record) and not on D'."
+    ds = dataset1(200, random_state=0)
+    X0 = ds.X.copy(); X1 = ds.X.copy(); X1[:, 0] = np.where(np.arange(200) == 0, 1.0, X1[:, 0])
+    make = lambda: DPCATE(final="kernel", bandwidth=0.01, epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds,
+                          y_bounds=ds.y_bounds, accountant=PrivacyAccountant(), random_state=0)
+    with np.errstate(all="raise"):
+        o0, o1 = observe(make, ds.Y, ds.A, X0), observe(make, ds.Y, ds.A, X1)
+    assert o0 == o1 and o0[0] is None, (o0, o1)
+
+
+def test_functional_noise_from_a_copied_generator_is_fresh():
+    "Review finding: one secret Generator given to two workers made their functional releases' noise cancel."
+    import copy
+    from dp_causal_nb.functional import release_shareable_function
+    from dp_causal_nb.rkhs import AbsoluteLoss
+    rng = np.random.default_rng(1); X = rng.uniform(0, 1, (40, 1)); phi = rng.uniform(-1, 1, 40)
+    kw = dict(bandwidth=0.4, lam=0.05, x_bounds=(0, 1), epsilon=1.0, delta=1e-5, loss=AbsoluteLoss(), n_features=20)
+    g = np.random.default_rng(5); twin = copy.deepcopy(g)
+    a = release_shareable_function(X, phi, random_state=g, accountant=PrivacyAccountant(), **kw).coef
+    b = release_shareable_function(X, phi, random_state=twin, accountant=PrivacyAccountant(), **kw).coef
+    assert not np.allclose(a, b)
