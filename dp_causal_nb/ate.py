@@ -26,7 +26,7 @@ class FoldFallbackWarning(UserWarning):
 # %% auto #0
 __all__ = ['ESTIMATORS', 'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity',
            'stderr_sensitivity', 'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate',
-           'private_interval', 'DPATE', 'MetaAnalysis', 'meta_analysis']
+           'private_interval', 'feasible_ate_range', 'clamp_to_range', 'DPATE', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #0cee6532
 def _check_estimator(estimator) -> str:
@@ -247,7 +247,17 @@ def private_interval(ate_dp:float, # the private estimate τ̂_DP
     z, se = ndtri(1 - (p - p1) / 2), float(np.sqrt(V))
     return (float(ate_dp - z * se), float(ate_dp + z * se)), se
 
-# %% ../nbs/11_dp_ate.ipynb #5981b18e
+# %% ../nbs/11_dp_ate.ipynb #286b19d4
+def feasible_ate_range(outcome_bound:float) -> tuple:
+    "[−2B, 2B]: where any ATE of an outcome with declared bounds of half-range B lies."
+    B = check_scalar(outcome_bound, "outcome_bound", low=0)
+    return (-2.0 * B, 2.0 * B)
+
+def clamp_to_range(value:float, rng:tuple) -> float:
+    "`value` moved into the closed interval `rng` (post-processing of a release)."
+    return float(min(max(value, rng[0]), rng[1]))
+
+# %% ../nbs/11_dp_ate.ipynb #46653f10
 class DPATE(BaseEstimator):
     """Model-agnostic DP average treatment effect (Lebeda et al.): fold-ensemble G-formula / IPW / AIPW + Gaussian noise.
 
@@ -347,9 +357,13 @@ class DPATE(BaseEstimator):
         else: ci, stderr = None, None
         full = share > 0 or not private
         eps_s, dlt_s = (eps, dlt) if full else (gdp_epsilon(mu1, dlt), dlt)
+        rng_ate = feasible_ate_range(B)                         # post-processing of the noised release: free
+        ate_c, ci_c = clamp_to_range(ate, rng_ate), None if ci is None else tuple(clamp_to_range(c, rng_ate) for c in ci)
         # the whole fitted state, set after the charge and every computation succeeded (atomic_fit restores on error)
-        vars(self).update(n_=n, n_folds_=K, sigma1_=sigma1, sigma2_=sigma2, ate_=ate, stderr_=stderr,
-                          conf_int_=ci, mu_spent_=mu if full else mu1, epsilon_spent_=eps_s, delta_spent_=dlt_s,
+        vars(self).update(n_=n, n_folds_=K, sigma1_=sigma1, sigma2_=sigma2, ate_=ate_c, ate_raw_=ate, stderr_=stderr,
+                          conf_int_=ci_c, conf_int_raw_=ci, feasible_range_=rng_ate,
+                          clamped_=bool(ate_c != ate or (ci is not None and ci_c != tuple(ci))),
+                          mu_spent_=mu if full else mu1, epsilon_spent_=eps_s, delta_spent_=dlt_s,
                           outcome_bound_=B, mu1_=mu1, mu2_=mu2 if share > 0 else 0.0)
         return self
 
@@ -364,10 +378,12 @@ class DPATE(BaseEstimator):
         ci = "none" if self.conf_int_ is None else f"[{self.conf_int_[0]:.4g}, {self.conf_int_[1]:.4g}]"
         priv = ("non-private" if np.isinf(self.mu_spent_) else
                 f"{self.mu_spent_:.4g}-GDP = ({self.epsilon_spent_:.4g}, {self.delta_spent_:.3g})-DP")
+        note = (f" (clamped to the feasible range [{self.feasible_range_[0]:.4g}, {self.feasible_range_[1]:.4g}] that "
+                "the outcome bounds allow: the privacy noise dominates at this n and ε)" if self.clamped_ else "")
         return (f"DP-ATE ({self.estimator}, K={self.n_folds_}, n={self.n_}): {self.ate_:.4g}, "
-                f"{100 * self.level:g}% CI {ci}; privacy: {priv}")
+                f"{100 * self.level:g}% CI {ci}{note}; privacy: {priv}")
 
-# %% ../nbs/11_dp_ate.ipynb #87da36c6
+# %% ../nbs/11_dp_ate.ipynb #3245be31
 @dataclass
 class MetaAnalysis:
     "Combined estimate of several private ATE releases (post-processing only)."
@@ -382,7 +398,7 @@ def meta_analysis(ates, # released private ATEs, or fitted DPATE objects (then s
         fits = list(ates)
         if not all(hasattr(m, "ate_") and getattr(m, "stderr_", None) is not None for m in fits):
             raise ValueError("give stderrs, or fitted DPATE objects that released an interval (stderr_share > 0)")
-        ates, stderrs = [m.ate_ for m in fits], [m.stderr_ for m in fits]
+        ates, stderrs = [m.ate_raw_ for m in fits], [m.stderr_ for m in fits]   # unclamped: clamping would bias the mean
     a, s = check_array(ates, "ates", ndim=1), check_array(stderrs, "stderrs", ndim=1)
     check_consistent_length(ates=a, stderrs=s)
     if np.any(s <= 0): raise ValueError("stderrs must be > 0")

@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
     return p
 
-# %% ../nbs/13_cli.ipynb #0ab9d379
+# %% ../nbs/13_cli.ipynb #7bc6571d
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     covs = [c.strip() for c in args.covariates.split(",") if c.strip()]
@@ -129,16 +129,19 @@ def run_ate(args) -> dict:
     return {"estimator": m.estimator, "outcome": args.outcome, "treatment": args.treatment, "covariates": covs,
             "n": m.n_, "n_folds": m.n_folds_, "ate": m.ate_, "conf_int_95": list(m.conf_int_), "stderr": m.stderr_,
             "epsilon": m.epsilon_spent_, "delta": m.delta_spent_, "mu": m.mu_spent_,
-            "outcome_bounds": list(bounds), "propensity_clip": args.propensity_clip}
+            "outcome_bounds": list(bounds), "propensity_clip": args.propensity_clip,
+            "clamped": m.clamped_, "feasible_range": list(m.feasible_range_)}
 
 def format_release(r:dict) -> str:
     priv = ("non-private (epsilon = inf)" if np.isinf(r["mu"]) else
             f"(epsilon={r['epsilon']:.4g}, delta={r['delta']:.3g})-DP = {r['mu']:.4g}-GDP")
-    lo, hi = r["conf_int_95"]
+    lo, hi = r["conf_int_95"]; kind = "non-private" if np.isinf(r["mu"]) else "private"
+    note = ("" if not r.get("clamped") else "\n  note                  clamped to the range the outcome bounds allow "
+            f"[{r['feasible_range'][0]:.6g}, {r['feasible_range'][1]:.6g}]: the privacy noise dominates at this n and epsilon")
     return (f"DP-ATE ({r['estimator']}) of {r['outcome']} on {r['treatment']}: n={r['n']}, K={r['n_folds']} folds\n"
-            f"  private ATE         {r['ate']:.6g}\n"
-            f"  95% CI (private)    [{lo:.6g}, {hi:.6g}]\n"
-            f"  privacy spent       {priv}")
+            f"  {kind + ' ATE':<21} {r['ate']:.6g}\n"
+            f"  {'95% CI (' + kind + ')':<21} [{lo:.6g}, {hi:.6g}]\n"
+            f"  {'privacy spent':<21} {priv}{note}")
 
 # %% ../nbs/13_cli.ipynb #df422be8
 def _demo_data(synthetic:bool, seed:int):

@@ -180,3 +180,20 @@ def test_pythonwarnings_error_and_bound_values(tmp_path):
     code, out, err = run(["ate", d0, "--outcome", "y", "--treatment", "t", "--outcome-bounds", "0.1,0.3",
                           "--folds", "4", "--epsilon", "inf", "--delta", "1e-6"])
     assert code == 0 and err == "", err
+
+
+def test_release_stays_in_the_feasible_range(tmp_path):
+    """Issue 12 item 1 (started): with bounds (-1, 1) any ATE lies in [-2, 2]; a tiny epsilon's noise is clamped there
+    (post-processing) and the output says so; an epsilon = inf release is labelled non-private."""
+    p = tmp_path / "d.csv"
+    p.write_text("y,t\n" + "".join(f"{(i % 7) / 7 - 0.4:.3f},{i % 2}\n" for i in range(60)))
+    args = ["ate", p, "--outcome", "y", "--treatment", "t", "--outcome-bounds", "-1,1", "--folds", "4"]
+    for seed in range(5):
+        code, out, err = run(args + ["--epsilon", "0.05", "--delta", "1e-6", "--seed", seed, "--json"])
+        r = json.loads(out)
+        assert code == 0 and -2 <= r["ate"] <= 2 and all(-2 <= c <= 2 for c in r["conf_int_95"])
+        assert r["feasible_range"] == [-2.0, 2.0]
+    code, out, err = run(args + ["--epsilon", "0.05", "--delta", "1e-6", "--seed", "0"])
+    assert "clamped to the range the outcome bounds allow" in out and "private ATE" in out
+    code, out, err = run(args + ["--epsilon", "inf", "--delta", "1e-6"])
+    assert code == 0 and "non-private ATE" in out and "(private)" not in out

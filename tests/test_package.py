@@ -31,3 +31,14 @@ def test_version_matches_settings():
     import configparser, dp_causal_nb
     cfg = configparser.ConfigParser(); cfg.read(ROOT / "settings.ini")
     assert dp_causal_nb.__version__ == cfg["DEFAULT"]["version"]
+
+
+def test_root_exports_are_lazy_and_complete():
+    "The main estimators import from the package root (issue 12, item 6) without making `import dp_causal_nb` heavy."
+    import subprocess, sys
+    code = ("import sys, dp_causal_nb as d; assert 'sklearn' not in sys.modules, 'eager import'; "
+            "from dp_causal_nb import DPATE, DPCATE, PrivacyAccountant, SharedCATEFunction; "
+            "from dp_causal_nb.ate import DPATE as A; assert DPATE is A; "
+            "assert all(hasattr(d, n) for n in d.__all__); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
