@@ -143,7 +143,7 @@ def format_release(r:dict) -> str:
             f"  {'95% CI (' + kind + ')':<21} [{lo:.6g}, {hi:.6g}]\n"
             f"  {'privacy spent':<21} {priv}{note}")
 
-# %% ../nbs/13_cli.ipynb #df422be8
+# %% ../nbs/13_cli.ipynb #8121fc75
 def _demo_data(synthetic:bool, seed:int):
     if not synthetic:
         try:
@@ -174,15 +174,17 @@ def run_demo(args, out=None):
     folds = make_folds(len(Y), K, random_state=args.seed)   # public, data-independent, shared by every row
     print(title, file=out)
     print(f"outcome bounds {bounds} (declared), K={K} folds, propensity clip {clip}, delta=1e-6; "
-          "95% intervals are private", file=out)
-    print(f"{'epsilon':>8} | {'G-formula ATE [95% CI]':>32} | {'AIPW ATE [95% CI]':>34}", file=out)
+          "rows with a finite epsilon are private; estimates and intervals are clamped to the range the bounds allow "
+          f"[{bounds[0] - bounds[1]:g}, {bounds[1] - bounds[0]:g}] (marked *)", file=out)
+    print(f"{'epsilon':>17} | {'G-formula ATE [95% CI]':>33} | {'AIPW ATE [95% CI]':>35}", file=out)
     for i, eps in enumerate((np.inf, 16.0, 4.0, 1.0)):
-        cells = []
+        cells, clamped = [], False
         for est in ("g", "aipw"):
             m = DPATE(est, n_folds=K, epsilon=eps, delta=1e-6, outcome_bounds=bounds, propensity_clip=clip,
                       propensity_model=pm, outcome_model=om, random_state=args.seed + i).fit(Y, T, X=X, folds=folds)
-            cells.append(f"{m.ate_:9.3f} [{m.conf_int_[0]:9.3f}, {m.conf_int_[1]:9.3f}]")
-        print(f"{'inf' if np.isinf(eps) else f'{eps:g}':>8} | {cells[0]:>32} | {cells[1]:>34}", file=out)
+            cells.append(f"{m.ate_:9.3f} [{m.conf_int_[0]:9.3f}, {m.conf_int_[1]:9.3f}]{'*' if m.clamped_ else ' '}")
+        label = "inf (non-private)" if np.isinf(eps) else f"{eps:g}"
+        print(f"{label:>17} | {cells[0]:>33} | {cells[1]:>35}", file=out)
     if truth is not None: print(f"true ATE: {truth:.4f}", file=out)
     print("Same folds for every row: the rows differ only by the privacy noise (fresh per row).", file=out)
 
