@@ -143,7 +143,7 @@ def format_release(r:dict) -> str:
             f"  {'95% CI (' + kind + ')':<21} [{lo:.6g}, {hi:.6g}]\n"
             f"  {'privacy spent':<21} {priv}{note}")
 
-# %% ../nbs/13_cli.ipynb #8121fc75
+# %% ../nbs/13_cli.ipynb #de50637d
 def _demo_data(synthetic:bool, seed:int):
     if not synthetic:
         try:
@@ -178,7 +178,7 @@ def run_demo(args, out=None):
           f"[{bounds[0] - bounds[1]:g}, {bounds[1] - bounds[0]:g}] (marked *)", file=out)
     print(f"{'epsilon':>17} | {'G-formula ATE [95% CI]':>33} | {'AIPW ATE [95% CI]':>35}", file=out)
     for i, eps in enumerate((np.inf, 16.0, 4.0, 1.0)):
-        cells, clamped = [], False
+        cells = []
         for est in ("g", "aipw"):
             m = DPATE(est, n_folds=K, epsilon=eps, delta=1e-6, outcome_bounds=bounds, propensity_clip=clip,
                       propensity_model=pm, outcome_model=om, random_state=args.seed + i).fit(Y, T, X=X, folds=folds)
