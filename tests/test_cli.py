@@ -194,6 +194,6 @@ def test_release_stays_in_the_feasible_range(tmp_path):
         assert code == 0 and -2 <= r["ate"] <= 2 and all(-2 <= c <= 2 for c in r["conf_int_95"])
         assert r["feasible_range"] == [-2.0, 2.0]
     code, out, err = run(args + ["--epsilon", "0.05", "--delta", "1e-6", "--seed", "0"])
-    assert "clamped to the range the outcome bounds allow" in out and "private ATE" in out
+    assert "clamped to [-2, 2], the range the outcome bounds allow" in out and "private ATE" in out
     code, out, err = run(args + ["--epsilon", "inf", "--delta", "1e-6"])
     assert code == 0 and "non-private ATE" in out and "(private)" not in out
