@@ -296,10 +296,14 @@ def split_sensitivity(estimator:str, n_final:int, outcome_bound:float, propensit
     "√C/m: sensitivity of the final-part mean of the scores and of its standard error (Theorem 2a)."
     return float(np.sqrt(sensitivity_constant(estimator, outcome_bound, propensity_clip)) / n_final)
 
-# %% ../nbs/11_dp_ate.ipynb #bc8e3f9d
+# %% ../nbs/11_dp_ate.ipynb #de1734ed
 def split_nuisance_lam(n_part:int, epsilon:float) -> float:
-    "Default public ridge penalty Λ of a nuisance model fitted on n_part records: 1/√n_part (private), 1/n_part (ε = ∞)."
-    return 1.0 / (np.sqrt(n_part) if is_private(epsilon) else n_part)
+    "Default public ridge penalty Λ of a nuisance model fitted on n_part records: min(1, 30/(n_part·ε)); 0.1/n_part at ε = ∞."
+    return float(min(1.0, 30.0 / (n_part * epsilon)) if is_private(epsilon) else 0.1 / n_part)
+
+def _seed(g:np.random.Generator) -> np.random.SeedSequence:
+    "The SeedSequence behind a spawned stream: a DP model given it is reproducible for an int seed (a Generator would be mixed with OS entropy)."
+    return g.bit_generator.seed_seq
 
 def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs):
     "Fit the DP nuisance models on their parts (each charging its part of `block`); predictions on the final part."
@@ -307,7 +311,7 @@ def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B,
     if need_pi:
         I = part == 0; lam_ = split_nuisance_lam(int(I.sum()), eps) if lam is None else lam
         m = DPLogisticRegression(epsilon=eps, delta=dlt, lam=lam_, x_bounds=x_bounds, accountant=block.part("propensity"),
-                                 label="propensity model", random_state=rngs[0]).fit(x[I], t[I])
+                                 label="propensity model", random_state=_seed(rngs[0])).fit(x[I], t[I])
         pi = _bounded(m.predict_proba(xF)[:, 1], c, 1 - c, 0.5, int(F.sum()))
         out["w1"], out["w0"] = 1 / pi, 1 / (1 - pi)
     if need_mu:
@@ -315,27 +319,26 @@ def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B,
             I = part == 1 + a; lam_ = split_nuisance_lam(int(I.sum()), eps) if lam is None else lam
             m = DPRidgeRegression(epsilon=eps, delta=dlt, lam=lam_, y_bounds=(-B, B), x_bounds=x_bounds, weight_bound=1.0,
                                   accountant=block.part(f"outcome{a}"), label=f"outcome model, arm {a}",
-                                  random_state=rngs[1 + a]).fit(x[I], Yc[I], sample_weight=(t[I] == a).astype(float))
+                                  random_state=_seed(rngs[1 + a])).fit(x[I], Yc[I], sample_weight=(t[I] == a).astype(float))
             out[f"m{a}"] = _bounded(m.predict(xF), -B, B, 0.0, int(F.sum()))
     return out
 
-# %% ../nbs/11_dp_ate.ipynb #3086a50e
-def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt, acc, label, random_state):
-    "Theorem 2 on prepared data: returns (τ̄, s_F, m, sizes). Charges `acc` one parallel block costing (ε, δ)."
+# %% ../nbs/11_dp_ate.ipynb #de23e673
+def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt, acc, label, rngs):
+    "Theorem 2 on prepared data: returns (τ̄, s_F, m, sizes). `rngs`: 4 Generators (split, π, μ₀, μ₁). Charges `acc` one parallel block costing (ε, δ)."
     n = len(Yc); sizes = split_sizes(n, split)
-    part_rng, *rngs = spawn_generators(random_state, 4)
-    part = make_split(n, sizes, part_rng)
+    part = make_split(n, sizes, rngs[0])
     with acc.parallel(label) as block:
         with quiet_data_warnings():
             nuis = _split_nuisances(x, t, Yc, part, need_pi=estimator != "g", need_mu=estimator != "ipw", eps=eps,
-                                    dlt=dlt, x_bounds=x_bounds, B=B, c=c, lam=lam, block=block, rngs=rngs)
+                                    dlt=dlt, x_bounds=x_bounds, B=B, c=c, lam=lam, block=block, rngs=rngs[1:])
         F = part == 3
         G = ate_scores(estimator, t[F], Yc[F], nuis)
         block.spend(eps, dlt, part="final", label="final average and its standard error")
     m = int(F.sum()); tau = float(G.mean())
     return tau, float(np.sqrt(np.sum((G - tau)**2) / (m * (m - 1)))), m, sizes
 
-# %% ../nbs/11_dp_ate.ipynb #8023b18b
+# %% ../nbs/11_dp_ate.ipynb #8e80a623
 DESIGNS = ("auto", "fold", "split")
 
 class DPATE(BaseEstimator):
@@ -522,12 +525,14 @@ class DPATE(BaseEstimator):
         mu, eps, dlt = self._budget(n)
         private = is_private(mu)
         acc = self._accountant(design, mu, eps, dlt)            # fail before the expensive part
-        part_rng, rng = spawn_generators(self.random_state, 2)   # a Generator is mixed with OS entropy (core)
+        # independent streams (a Generator is mixed with OS entropy, core): [split or folds, noise, π, μ₀, μ₁]
+        part_rng, rng, *nuis_rngs = spawn_generators(self.random_state, 5)
         if design == "split":
             xb = check_bounds(self.x_bounds, "x_bounds", n_features=x.shape[1])
             e_n, d_n = (eps, dlt) if private else (np.inf, 0.0)
             tau, se, m, sizes = _split_release(Yc, t, x, estimator=est, split=split, x_bounds=xb, lam=lam, B=B, c=c,
-                                               eps=e_n, dlt=d_n, acc=acc, label=f"DPATE({est}, split)", random_state=part_rng)
+                                               eps=e_n, dlt=d_n, acc=acc, label=f"DPATE({est}, split)",
+                                               rngs=[part_rng] + nuis_rngs)
             s1 = s2 = split_sensitivity(est, m, B, c); K = None
         else:
             K = _check_n_folds(self.n_folds, n); sizes = None
@@ -537,7 +542,7 @@ class DPATE(BaseEstimator):
                              outcome_bound=B, n_jobs=self.n_jobs, progress=progress, quiet=True)
             tau, se = res.ate, res.stderr
             s1, s2 = ate_sensitivity(est, n, K, B, c), stderr_sensitivity(est, n, K, B, c, self.stderr_method)
-        mu1, mu2 = mu * np.sqrt(1 - share), mu * np.sqrt(share)
+        mu1, mu2 = mu * np.sqrt(1 - share), (mu * np.sqrt(share) if share > 0 else 0.0)
         sigma1 = gdp_sigma(mu1, s1) if private else 0.0
         sigma2 = gdp_sigma(mu2, s2) if private and share > 0 else 0.0
         if design == "fold":                                     # the split design charged its parallel block above

@@ -152,18 +152,13 @@ def format_release(r:dict) -> str:
             f"  {'noise SD':<21} {r.get('sigma1', 0.0):.4g}\n"
             f"  {'privacy spent':<21} {priv}{notes}")
 
-# %% ../nbs/13_cli.ipynb #2c6fb33a
-# Public covariate bounds for NHEFS, from the survey design and physiology, not from the file: participants were 25-74
-# years old at baseline; smoking intensity is cigarettes per day (0-100); years of smoking cannot exceed age (0-75);
-# baseline weight 30-200 kg; indicator columns 0-1. Values outside are clipped by the feature map (silently).
-_NHEFS_X_BOUNDS = {"age": (25, 74), "smokeintensity": (0, 100), "smokeyrs": (0, 75), "wt71": (30, 200)}
-
+# %% ../nbs/13_cli.ipynb #206433b4
 def _demo_data(synthetic:bool, seed:int):
     if not synthetic:
         try:
-            from dp_causal_nb.datasets import load_nhefs
+            from dp_causal_nb.datasets import load_nhefs, nhefs_x_bounds
             X, T, Y, names = load_nhefs()
-            xb = tuple(np.array([_NHEFS_X_BOUNDS.get(c, (0, 1))[j] for c in names], float) for j in (0, 1))
+            xb = nhefs_x_bounds(names)   # public bounds from the survey design (datasets), not from the file
             return ("NHEFS (causaldata): effect of quitting smoking (qsmk) on weight change 1971-82 (wt82_71, kg), "
                     f"n={len(Y)}, {X.shape[1]} covariates", X, T, Y, (-50.0, 50.0), xb, 0.1, None)
         except ImportError: pass

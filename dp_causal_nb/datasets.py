@@ -11,8 +11,9 @@ from scipy.optimize import minimize_scalar
 from .core import check_random_state, check_scalar
 
 # %% auto #0
-__all__ = ['NHEFS_COVARIATES', 'PositivityWarning', 'OprescuDGP', 'CATEDataset', 'make_oprescu_dgp', 'dataset1', 'dataset2',
-           'ATEDataset', 'ate_low_overlap', 'ate_trees', 'ate_binary', 'ate_k_study', 'load_nhefs']
+__all__ = ['NHEFS_COVARIATES', 'NHEFS_X_BOUNDS', 'PositivityWarning', 'OprescuDGP', 'CATEDataset', 'make_oprescu_dgp', 'dataset1',
+           'dataset2', 'ATEDataset', 'ate_low_overlap', 'ate_trees', 'ate_binary', 'ate_k_study', 'load_nhefs',
+           'nhefs_x_bounds']
 
 # %% ../nbs/05_datasets.ipynb #5d850c94
 class PositivityWarning(UserWarning):
@@ -302,3 +303,10 @@ def load_nhefs():
             for lev in _NHEFS_LEVELS[c][1:]: cols.append((v == lev).astype(float)); names.append(f"{c}={lev}")
         else: cols.append(v.astype(float)); names.append(c)
     return (np.column_stack(cols), df["qsmk"].to_numpy().astype(int), df["wt82_71"].to_numpy().astype(float), names)
+
+# %% ../nbs/05_datasets.ipynb #864f92d9
+NHEFS_X_BOUNDS = {"age": (25.0, 74.0), "smokeintensity": (0.0, 100.0), "smokeyrs": (0.0, 75.0), "wt71": (30.0, 200.0)}
+
+def nhefs_x_bounds(names) -> tuple:
+    "Public (lower, upper) arrays for the NHEFS covariate columns `names` (indicators: [0, 1]); no data is read."
+    return tuple(np.array([NHEFS_X_BOUNDS.get(c, (0.0, 1.0))[j] for c in names], float) for j in (0, 1))
