@@ -2,7 +2,8 @@
 
 A tuning generator that is none of the evaluation settings of notebook 12: uniform covariates on [-1, 1]^d, logistic
 propensity, linear outcome with an interaction, outcome bounds (-2, 2), ATE 0.3. For each (n, d, ε) it prints the
-RMSE of the split-design AIPW estimate (no interval: stderr_share=0) for several penalties Λ and for the default.
+RMSE of the split-design AIPW estimate (no interval: stderr_share=0) for several penalties Λ given to BOTH nuisance
+kinds (nuisance_lam) and for the default (a separate rule per kind: `split_nuisance_lam`).
 Usage: python tests/benchmarks/bench_ate_split_lam.py [--quick]     (full: 20 repetitions, about 3 CPU-minutes)"""
 import itertools, sys, warnings
 import numpy as np
