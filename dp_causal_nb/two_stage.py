@@ -151,7 +151,7 @@ DP2ERMClassifier.decision_function = _decision_function
 DP2ERMClassifier.predict_proba = lambda self, X: (lambda p: np.column_stack([1 - p, p]))(special.expit(self.decision_function(X)))
 DP2ERMClassifier.predict = lambda self, X: (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/15_dp_2erm.ipynb #e94acdf2
+# %% ../nbs/15_dp_2erm.ipynb #cb576baf
 class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
     """Stage-wise composition baseline for DP-2ERM with IPW weights: DP propensity model (ε₁ = split·ε), record-local
     clipped IPW weights from it, then a DP weighted logistic regression (ε₂ = ε − ε₁) with weight_bound r_max/π_min.
@@ -173,7 +173,6 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, *, T, outcome=None):
         "Two DP releases (propensity, then weighted outcome model), both charged before any noise."
         with atomic_fit(self):
-            from dp_causal_nb.core import spawn_generators
             eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
             split = check_scalar(self.split, "split", low=0, high=1)
             if self.x_bounds is None: raise ValueError("CompositionBaselineClassifier: declare x_bounds=(lower, upper)")
@@ -184,7 +183,10 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
             e1, e2 = (eps * split, eps * (1 - split)) if is_private(eps) else (np.inf, np.inf)
             acc = resolve_accountant(self.accountant)
             if hasattr(acc, "check") and is_private(eps): acc.check(eps, dlt)        # both spends fit, before any noise
-            g1, g2 = spawn_generators(self.random_state, 2) if self.random_state is not None else (None, None)
+            rs = self.random_state                   # int/SeedSequence: reproducible child seeds; None/Generator: fresh entropy
+            if isinstance(rs, (int, np.integer, np.random.SeedSequence)):
+                g1, g2 = (rs if isinstance(rs, np.random.SeedSequence) else np.random.SeedSequence(int(rs))).spawn(2)
+            else: g1 = g2 = rs
             lab = self.label or "CompositionBaselineClassifier"
             prop = DPLogisticRegression(epsilon=e1, delta=dlt / 2, lam=self.propensity_lam, x_bounds=self.x_bounds,
                                         accountant=acc, label=f"{lab}: propensity", random_state=g1).fit(X, T)
