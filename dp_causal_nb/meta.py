@@ -94,7 +94,7 @@ def template_guarantee(model) -> tuple:
     raise TypeError(f"{type(model).__name__} declares no differential-privacy guarantee: use a dp_causal_nb.erm model, "
                     "a DP-EBM, or wrap a model you trust with erm.declare_private(model, epsilon, delta)")
 
-# %% ../nbs/17_meta_learners.ipynb #aa8c098b
+# %% ../nbs/17_meta_learners.ipynb #a730aee3
 def configure_base(template, *, epsilon, delta, x_bounds, y_bounds=None, weight_bound=None, seed=None):
     "Clone `template` and hand it the pipeline's public inputs; returns (model, declared (ε, δ))."
     model = clone(template)
@@ -110,11 +110,20 @@ def configure_base(template, *, epsilon, delta, x_bounds, y_bounds=None, weight_
         if "y_bounds" in p and y_bounds is not None: new["y_bounds"] = y_bounds
         if weight_bound is not None: new["weight_bound"] = weight_bound
     elif _is_ebm(model):
-        if isinstance(seed, np.random.Generator): seed = int(seed.integers(2**31 - 1))
-        new.update(privacy_bounds=np.column_stack([lo, hi]), random_state=None if seed is None else int(seed))
+        # a Generator seed means "secret": interpret then draws its own entropy; an int seed is reproducible (tests),
+        # and interpret warns that its noise is then deterministic (re-raised by the pipeline as PrivacyLeakWarning)
+        seed = None if seed is None or isinstance(seed, np.random.Generator) else int(seed)
+        new.update(privacy_bounds=np.column_stack([lo, hi]), feature_types=["continuous"] * len(lo), random_state=seed)
         if "privacy_target_min" in p:
             if y_bounds is None: raise ValueError("a DP-EBM regressor needs public target bounds")
             new.update(privacy_target_min=float(y_bounds[0]), privacy_target_max=float(y_bounds[1]))
+    if weight_bound is not None:   # a weighted module (T/X-learners, R-learner final stage)
+        if _is_ebm(model):
+            raise ValueError("DP-EBM cannot be a weighted module (T/X-learner outcome and effect models, R-learner final "
+                             "stage): interpret refuses zero weights and its guarantee is not stated for weighted "
+                             "records; use it in DPSLearner / DPDRLearner or for the R-learner's nuisances")
+        if not isinstance(model, _DPERM) and not has_fit_parameter(model, "sample_weight"):
+            raise TypeError(f"{type(model).__name__} takes no sample_weight, which this module needs")
     model.set_params(**new)
     return model, template_guarantee(model)
 

@@ -1,0 +1,83 @@
+"""DP meta-learners: audits of the S- and T-learners, DP-EBM as a base learner (optional extra `[ebm]`), the
+no-privacy-warning guarantee of the pipeline, and the single parallel-composition charge."""
+import warnings
+import numpy as np
+import pytest
+from dp_causal_nb.accounting import PrivacyAccountant
+from dp_causal_nb.audit import audit_mechanism
+from dp_causal_nb.core import PrivacyLeakWarning
+from dp_causal_nb.meta import DPSLearner, DPTLearner, DPDRLearner, DPRLearner, DPXLearner
+from test_audit_meta import neighbours, mechanism, EPS, DELTA, RUNS
+
+@pytest.mark.parametrize("L", [DPSLearner, DPTLearner])
+def test_meta_audit_within_claim_st(L):
+    D0, D1 = neighbours()
+    res = audit_mechanism(mechanism(L), D0, D1, n_runs=RUNS, batch=False, delta=DELTA, random_state=0)
+    assert not res.violates(EPS), res
+
+def _data(n=600, seed=0):
+    r = np.random.default_rng(seed); X = r.uniform(-1, 1, (n, 2)); T = (r.uniform(size=n) < 0.5).astype(int)
+    Y = np.clip(X[:, 1] + T * (1 + X[:, 0]) + 0.3 * r.standard_normal(n), -4, 4)
+    return Y, T, X
+
+try:
+    from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
+    HAVE_EBM = True
+except ImportError:
+    HAVE_EBM = False
+ebm = pytest.mark.skipif(not HAVE_EBM, reason="DP-EBM needs the optional extra: pip install 'dp_causal_nb[ebm]' (interpret)")
+
+def _ebm_kw():
+    return dict(propensity_model=DPExplainableBoostingClassifier(n_jobs=1, max_rounds=30),
+                outcome_model=DPExplainableBoostingRegressor(n_jobs=1, max_rounds=30),
+                final_model=DPExplainableBoostingRegressor(n_jobs=1, max_rounds=30))
+
+@ebm
+@pytest.mark.parametrize("L", [DPDRLearner, DPSLearner])
+def test_ebm_pipeline_never_warns_privacy_violation(L):
+    Y, T, X = _data()
+    acc = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        m = L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0, delta=1e-5, accountant=acc, **_ebm_kw())
+        m.fit(Y, T, X=X)   # random_state=None: interpret draws its own noise entropy
+    msgs = [str(w.message) for w in rec]
+    assert not any("privacy" in s.lower() for s in msgs), msgs
+    assert not any(issubclass(w.category, PrivacyLeakWarning) for w in rec)
+    assert acc.spent == (1.0, 1e-5) and len(acc.ledger) == 1          # one parallel-composition charge
+    for name, mod in m.models_.items():
+        assert (mod.epsilon, mod.delta) == (1.0, 1e-5) and mod.privacy_bounds is not None
+        if "privacy_target_min" in mod.get_params():   # regressors: public target range given
+            assert mod.privacy_target_min is not None and mod.privacy_target_max is not None
+    assert np.all(np.isfinite(m.effect(X[:5])))
+
+@ebm
+def test_ebm_control_warns_without_public_bounds():
+    "The control: DP-EBM as the paper's public code calls it (no bounds) does warn, so the test above can fail."
+    Y, T, X = _data()
+    with pytest.warns(UserWarning, match="(?i)possible privacy violation"):
+        DPExplainableBoostingRegressor(n_jobs=1, max_rounds=30).fit(X, Y)
+
+@ebm
+def test_ebm_int_seed_is_reported():
+    "An int random_state makes interpret's noise deterministic: the pipeline re-raises its warning as PrivacyLeakWarning."
+    Y, T, X = _data()
+    with pytest.warns(PrivacyLeakWarning, match="deterministic"):
+        DPSLearner(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=PrivacyAccountant(), random_state=0,
+                   outcome_model=DPExplainableBoostingRegressor(n_jobs=1, max_rounds=30)).fit(Y, T, X=X)
+
+@ebm
+@pytest.mark.parametrize("L", [DPTLearner, DPXLearner, DPRLearner])
+def test_ebm_refused_in_weighted_modules(L):
+    "Weighted modules refuse DP-EBM before anything is charged or fitted (interpret refuses zero weights)."
+    Y, T, X = _data(); acc = PrivacyAccountant()
+    with pytest.raises(ValueError, match="weighted module"):
+        L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=acc, **_ebm_kw()).fit(Y, T, X=X)
+    assert acc.ledger == []
+
+def test_charge_is_max_not_sum():
+    Y, T, X = _data()
+    for L, k in ((DPSLearner, 1), (DPTLearner, 2), (DPXLearner, 5), (DPRLearner, 3), (DPDRLearner, 3)):
+        acc = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+        L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=acc, random_state=1).fit(Y, T, X=X)
+        assert acc.spent == (1.0, 1e-5) and len(acc.ledger) == 1 and len(acc.ledger[0].parts) == k
