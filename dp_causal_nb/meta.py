@@ -150,7 +150,7 @@ def _design(X, T):
 def _design_bounds(lo, hi):
     return np.concatenate([lo, [0.0], np.minimum(lo, 0)]), np.concatenate([hi, [1.0], np.maximum(hi, 0)])
 
-# %% ../nbs/17_meta_learners.ipynb #c608bf69
+# %% ../nbs/17_meta_learners.ipynb #7e2d4cbe
 class _DPMetaLearner(BaseEstimator):
     _parts, _default_split = (), ()
     def __init__(self, *, outcome_bounds=None, x_bounds=None, epsilon:float=1.0, delta:float=1e-5,
@@ -162,9 +162,11 @@ class _DPMetaLearner(BaseEstimator):
         self.accountant, self.label, self.random_state, self.n_jobs = accountant, label, random_state, n_jobs
 
     def _templates(self):
-        return dict(propensity=DPLogisticRegression(lam=1e-2) if self.propensity_model is None else self.propensity_model,
-                    outcome=DPRidgeRegression(lam=1e-2) if self.outcome_model is None else self.outcome_model,
-                    final=DPRidgeRegression(lam=1e-2) if self.final_model is None else self.final_model)
+        # default λ (public): 0.1 for nuisances, 1 for the final stage, whose targets have the wide range ±R/κ; the
+        # output-perturbation noise scales like (1 + R/√λ)/(nλ), so λ = 0.01 (the erm default) drowns n ≤ 10⁴ in noise
+        return dict(propensity=DPLogisticRegression(lam=0.1) if self.propensity_model is None else self.propensity_model,
+                    outcome=DPRidgeRegression(lam=0.1) if self.outcome_model is None else self.outcome_model,
+                    final=DPRidgeRegression(lam=1.0) if self.final_model is None else self.final_model)
 
     def _public(self, n, p):
         "All public inputs, validated before the data is read beyond its shape."

@@ -14,17 +14,17 @@ from .datasets import NiuSetup, dataset1
 # %% auto #0
 __all__ = ['LEARNERS', 'base_learners', 'fit_meta', 'run_grid', 'table', 'compare_dpcate']
 
-# %% ../nbs/18_meta_experiments.ipynb #2ebbcef3
+# %% ../nbs/18_meta_experiments.ipynb #51702b1a
 LEARNERS = dict(S=DPSLearner, T=DPTLearner, X=DPXLearner, R=DPRLearner, DR=DPDRLearner)
 
-def base_learners(kind:str="linear", n_components:int=20, bandwidth:float=1.0, lam:float=1e-2) -> dict:
+def base_learners(kind:str="linear", n_components:int=20, bandwidth:float=1.0, lam:float=0.1, lam_final:float=1.0) -> dict:
     "Base-learner templates: 'linear' (StandardizeToBounds) or 'rff' (random Fourier features, public seed 0)."
     if kind == "linear": return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lam),
-                                     final_model=DPRidgeRegression(lam=lam))
+                                     final_model=DPRidgeRegression(lam=lam_final))
     if kind != "rff": raise ValueError(f"kind must be 'linear' or 'rff', got {kind!r}")
     fm = lambda: RandomFourierFeatures(n_components=n_components, bandwidth=bandwidth, random_state=0)
     return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lam, feature_map=fm()),
-                final_model=DPRidgeRegression(lam=lam, feature_map=fm()))
+                final_model=DPRidgeRegression(lam=lam_final, feature_map=fm()))
 
 def fit_meta(learner:str, ds, *, epsilon, delta=1e-5, kind="linear", random_state=None, propensity_clip=0.05):
     "Fit one meta-learner on a synthetic dataset `ds` with its public bounds; returns the fitted learner."
