@@ -215,7 +215,7 @@ def _run_stage(self, jobs):
 
 _DPMetaLearner._fit_impl, _DPMetaLearner._run_stage = _meta_fit, _run_stage
 
-# %% ../nbs/17_meta_learners.ipynb #0aee24eb
+# %% ../nbs/17_meta_learners.ipynb #34fe7616
 def _fit(self, Y, T, *, X):
     """Fit the pipeline: one parallel-composition charge, then the modules on a data-independent random partition.
 
@@ -237,7 +237,15 @@ def _effect(self, X) -> np.ndarray:
         raise ValueError(f"X has {X.shape[1]} features, the learner was fitted with {self.n_features_in_}")
     return self._tau(check_in_bounds(X, self.x_bounds_, "X", action="clip"))
 
-_DPMetaLearner.fit, _DPMetaLearner.effect = _fit, _effect
+def _summary(self) -> str:
+    "Plain-text summary: the charge (one parallel block), the modules and their public part sizes."
+    check_is_fitted(self, "models_")
+    lines = [f"{type(self).__name__}: (ε={self.epsilon_spent_:g}, δ={self.delta_spent_:g}) charged once "
+             "(parallel composition on a data-independent partition, Niu et al. Thm 6)"]
+    lines += [f"  {nm:<11} n={self.part_sizes_[nm]:<8} {type(m).__name__}" for nm, m in self.models_.items()]
+    return "\n".join(lines)
+
+_DPMetaLearner.fit, _DPMetaLearner.effect, _DPMetaLearner.summary = _fit, _effect, _summary
 
 # %% ../nbs/17_meta_learners.ipynb #f1aff73c
 class DPSLearner(_DPMetaLearner):

@@ -81,3 +81,19 @@ def test_charge_is_max_not_sum():
         acc = PrivacyAccountant(epsilon=1.0, delta=1e-5)
         L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=acc, random_state=1).fit(Y, T, X=X)
         assert acc.spent == (1.0, 1e-5) and len(acc.ledger) == 1 and len(acc.ledger[0].parts) == k
+
+def test_fitted_learner_holds_no_records_and_clones():
+    "Invariant 5: the published learner's size does not grow with n (no records); sklearn clone/get_params work."
+    import pickle
+    from sklearn.base import clone
+    sizes = []
+    for n in (400, 4000):
+        Y, T, X = _data(n)
+        for L in (DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner):
+            m = L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=PrivacyAccountant(), random_state=1).fit(Y, T, X=X)
+            m.charged_to_ = None   # the ledger is shared state, not part of the release
+            sizes.append((L.__name__, n, len(pickle.dumps(m))))
+            c = clone(m); assert c.get_params() == m.get_params() and not hasattr(c, "models_")
+    small = {l: s for l, n, s in sizes if n == 400}
+    for l, n, s in sizes:
+        if n == 4000: assert abs(s - small[l]) < 200, (l, s, small[l])   # only the digits of n in part_sizes_ differ
