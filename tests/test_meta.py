@@ -97,3 +97,14 @@ def test_fitted_learner_holds_no_records_and_clones():
     small = {l: s for l, n, s in sizes if n == 400}
     for l, n, s in sizes:
         if n == 4000: assert abs(s - small[l]) < 200, (l, s, small[l])   # only the digits of n in part_sizes_ differ
+
+@pytest.mark.parametrize("L", [DPXLearner])   # five modules in two stages; one case: worker start-up is slow
+def test_joblib_workers_same_result(L):
+    "Seeds per module come from random_state and the part names, never from worker order: n_jobs=2 changes nothing."
+    Y, T, X = _data()
+    kw = dict(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0, random_state=5)
+    e1 = L(**kw, accountant=PrivacyAccountant()).fit(Y, T, X=X).effect(X)
+    acc = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+    e2 = L(**kw, accountant=acc, n_jobs=2).fit(Y, T, X=X).effect(X)
+    np.testing.assert_array_equal(e1, e2)
+    assert acc.spent == (1.0, 1e-5)   # charged in the caller's process, once
