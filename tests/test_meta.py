@@ -108,3 +108,29 @@ def test_joblib_workers_same_result(L):
     e2 = L(**kw, accountant=acc, n_jobs=2).fit(Y, T, X=X).effect(X)
     np.testing.assert_array_equal(e1, e2)
     assert acc.spent == (1.0, 1e-5)   # charged in the caller's process, once
+
+def test_stratified_split_moves_other_records_ours_does_not():
+    """Why a split stratified on T breaks Theorem 6 (deterministic): on replace-one neighbours that differ only in T_0,
+    sklearn's stratified split (as in the paper's public code) moves OTHER records between parts, so one record's change
+    reaches several modules; the library's split depends on n, the ratios and the seed only and moves none."""
+    from sklearn.model_selection import train_test_split
+    from dp_causal_nb.meta import split_indices
+    n = 200; T0 = np.arange(n) % 2; T1 = T0.copy(); T1[0] = 1 - T1[0]
+    part = lambda tr: np.isin(np.arange(n), tr)
+    a = part(train_test_split(np.arange(n), test_size=0.5, stratify=T0, random_state=0)[0])
+    b = part(train_test_split(np.arange(n), test_size=0.5, stratify=T1, random_state=0)[0])
+    assert (a[1:] != b[1:]).sum() > 10                      # many other records change part
+
+def test_learners_partition_is_data_free(monkeypatch):
+    "The partition a learner draws is identical on neighbours that differ in T_0 (spy on meta.split_indices)."
+    import dp_causal_nb.meta as meta
+    seen, orig = [], meta.split_indices
+    def spy(n, ratios, random_state=None):
+        out = orig(n, ratios, random_state); seen.append(out); return out
+    monkeypatch.setattr(meta, "split_indices", spy)
+    Y, T, X = _data(300); T1 = T.copy(); T1[0] = 1 - T1[0]
+    for L in (DPTLearner, DPXLearner, DPDRLearner):
+        seen.clear()
+        for t in (T, T1):
+            L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=PrivacyAccountant(), random_state=3).fit(Y, t, X=X)
+        assert len(seen) == 2 and all(np.array_equal(a, b) for a, b in zip(*seen))
