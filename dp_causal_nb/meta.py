@@ -301,7 +301,7 @@ class DPXLearner(_DPMetaLearner):
         e = clip_nuisances(_predict(self.models_["propensity"], X, proba=True), propensity_clip=self.propensity_clip_).pi
         return e * _predict(self.models_["effect0"], X) + (1 - e) * _predict(self.models_["effect1"], X)
 
-# %% ../nbs/17_meta_learners.ipynb #a68713ef
+# %% ../nbs/17_meta_learners.ipynb #30cb89c5
 class _DPOrthoMeta(_DPMetaLearner):
     _parts, _default_split, _kind = ("propensity", "outcome", "final"), (0.25, 0.25, 0.5), None
     def _modules(self, yb, xb, eps, dlt, k, seeds):
@@ -332,3 +332,31 @@ class DPRLearner(_DPOrthoMeta):
 class DPDRLearner(_DPOrthoMeta):
     "DP DR-learner (Kennedy 2020; Niu et al. Algorithm 2) on three parts: e, μ(t, x), then the AIPW score regression."
     _kind = "dr"
+
+_PARAMS_DOC = """
+
+    Parameters
+    ----------
+    outcome_bounds : (lo, hi), public, required. Y is clipped to it; outcome models get it as their target bounds.
+    x_bounds : (lo, hi) scalars or per-feature arrays, public, required; handed to every base learner.
+    epsilon, delta : the guarantee of every module, and (Theorem 6) of the whole pipeline; charged once.
+        A library or DP-EBM base learner gets these values (its own epsilon/delta are overwritten); a model wrapped
+        with `declare_private` keeps its declaration, and the charge is the max over modules.
+    propensity_clip : κ in (0, 0.5); ê is clipped to [κ, 1−κ] (X/R/DR), which bounds the pseudo-outcomes.
+    split : public ratios, one per part (see the class's parts), positive, summing to 1; None: the default.
+    propensity_model, outcome_model, final_model : unfitted templates declaring a guarantee (dp_causal_nb.erm models,
+        DP-EBM, or `declare_private`-wrapped); None: DP logistic (λ=0.1), DP ridge (λ=0.1), DP ridge (λ=1).
+    accountant : PrivacyAccountant charged with one parallel block (default: the library-wide accountant).
+    label : ledger label. random_state : None (secret OS entropy), or an int (reproducible: tests and teaching only).
+    n_jobs : joblib workers for the independent modules of a stage (seeds do not depend on it).
+
+    Attributes
+    ----------
+    models_ : dict of fitted modules (no training records). part_sizes_ : public part sizes.
+    epsilon_spent_, delta_spent_ : the pipeline's charge. charged_to_ : the accountant charged.
+
+    Examples
+    --------
+    >>> DPDRLearner(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0).fit(Y, T, X=X).effect(X)  # doctest: +SKIP
+    """
+for _c in (DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner): _c.__doc__ += _PARAMS_DOC
