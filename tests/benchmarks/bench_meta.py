@@ -37,7 +37,7 @@ def audit():
     from dp_causal_nb.meta import DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner
     sys.path.insert(0, "tests"); from test_audit_meta import neighbours, mechanism, EPS, DELTA
     for L in (DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner):
-        res = audit_mechanism(mechanism(L), *neighbours(), n_runs=2000, batch=False, delta=DELTA, random_state=0)
+        res = audit_mechanism(mechanism(L), *neighbours(), n_runs=2000, batch=False, delta=DELTA, random_state=0, progress=False)
         print(f"{L.__name__}: claim ε={EPS}, {res}", flush=True)
 
 if __name__ == "__main__":
