@@ -12,9 +12,9 @@ from .meta import DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner
 from .datasets import NiuSetup, dataset1
 
 # %% auto #0
-__all__ = ['LEARNERS', 'base_learners', 'fit_meta', 'run_grid', 'table', 'compare_dpcate']
+__all__ = ['LEARNERS', 'base_learners', 'auto_lam', 'fit_meta', 'run_grid', 'table', 'compare_dpcate']
 
-# %% ../nbs/18_meta_experiments.ipynb #51702b1a
+# %% ../nbs/18_meta_experiments.ipynb #2db0fd13
 LEARNERS = dict(S=DPSLearner, T=DPTLearner, X=DPXLearner, R=DPRLearner, DR=DPDRLearner)
 
 def base_learners(kind:str="linear", n_components:int=20, bandwidth:float=1.0, lam:float=0.1, lam_final:float=1.0) -> dict:
@@ -26,14 +26,23 @@ def base_learners(kind:str="linear", n_components:int=20, bandwidth:float=1.0, l
     return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lam, feature_map=fm()),
                 final_model=DPRidgeRegression(lam=lam_final, feature_map=fm()))
 
-def fit_meta(learner:str, ds, *, epsilon, delta=1e-5, kind="linear", random_state=None, propensity_clip=0.05):
-    "Fit one meta-learner on a synthetic dataset `ds` with its public bounds; returns the fitted learner."
+def auto_lam(half_range:float, n_part:int, epsilon:float, c:float=2.0, lo:float=1e-3, hi:float=1.0) -> float:
+    "A public heuristic λ = c·(B/(n_j ε))^0.4 clipped to [lo, hi] (noise ∝ B/(n λ^1.5 ε) against shrinkage ∝ λ)."
+    return float(np.clip(c * (half_range / (n_part * epsilon)) ** 0.4, lo, hi))
+
+def fit_meta(learner:str, ds, *, epsilon, delta=1e-5, kind="linear", random_state=None, propensity_clip=0.05,
+             lam="fixed"):
+    "Fit one meta-learner on `ds` with its public bounds; `lam='auto'` uses `auto_lam` per stage (public inputs only)."
+    kw = {}
+    if lam == "auto":
+        R, n = ds.y_bounds[1] - ds.y_bounds[0], len(ds.Y)
+        kw = dict(lam=auto_lam(R / 2, n // 4, epsilon), lam_final=auto_lam(R / propensity_clip, n // 2, epsilon))
     return LEARNERS[learner](outcome_bounds=ds.y_bounds, x_bounds=ds.x_bounds, epsilon=epsilon, delta=delta,
                              propensity_clip=propensity_clip, accountant=PrivacyAccountant(), random_state=random_state,
-                             **base_learners(kind)).fit(ds.Y, ds.T, X=ds.X)
+                             **base_learners(kind, **kw)).fit(ds.Y, ds.T, X=ds.X)
 
-# %% ../nbs/18_meta_experiments.ipynb #c606eef5
-def _cell(setup, n, eps, learner, reps, n_test, seed, kind, delta):
+# %% ../nbs/18_meta_experiments.ipynb #5cb13935
+def _cell(setup, n, eps, learner, reps, n_test, seed, kind, delta, lam="fixed"):
     "One grid cell: `reps` replicates of two independent training sets each; returns the decomposition."
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     test_seed, *rep_seeds = ss.spawn(1 + reps)
@@ -41,19 +50,19 @@ def _cell(setup, n, eps, learner, reps, n_test, seed, kind, delta):
     xt = s.sample(n_test, np.random.default_rng(test_seed)); mse = var = 0.0
     for rs in rep_seeds:
         sa, sb, fa, fb = (int(c.generate_state(1)[0]) for c in rs.spawn(4))
-        ta = fit_meta(learner, s.sample(n, sa), epsilon=eps, delta=delta, kind=kind, random_state=fa).effect(xt.X)
-        tb = fit_meta(learner, s.sample(n, sb), epsilon=eps, delta=delta, kind=kind, random_state=fb).effect(xt.X)
+        ta = fit_meta(learner, s.sample(n, sa), epsilon=eps, delta=delta, kind=kind, random_state=fa, lam=lam).effect(xt.X)
+        tb = fit_meta(learner, s.sample(n, sb), epsilon=eps, delta=delta, kind=kind, random_state=fb, lam=lam).effect(xt.X)
         mse += 0.5 * np.mean((ta - xt.tau) ** 2 + (tb - xt.tau) ** 2) / reps
         var += 0.5 * np.mean((ta - tb) ** 2) / reps
     name = setup if isinstance(setup, str) else getattr(s, "name", "custom")
     return dict(setup=name, n=n, epsilon=eps, learner=learner, mse=mse, var=var, bias2=mse - var)
 
 def run_grid(setups=("A",), ns=(2000,), epsilons=(1.0,), learners=("S", "T", "X", "R", "DR"), *, reps:int=5,
-             n_test:int=2000, kind:str="linear", delta:float=1e-5, random_state:int=0, n_jobs=None) -> list:
+             n_test:int=2000, kind:str="linear", delta:float=1e-5, random_state:int=0, n_jobs=None, lam="fixed") -> list:
     "MSE / Bias² / Var for every (setup, n, ε, learner); one public seed per cell (joblib order never matters)."
     cells = [(s, n, e, l) for s in setups for n in ns for e in epsilons for l in learners]
     seeds = np.random.SeedSequence(random_state).spawn(len(cells))
-    return Parallel(n_jobs=n_jobs)(delayed(_cell)(s, n, e, l, reps, n_test, sd, kind, delta)
+    return Parallel(n_jobs=n_jobs)(delayed(_cell)(s, n, e, l, reps, n_test, sd, kind, delta, lam)
                                    for (s, n, e, l), sd in zip(cells, seeds))
 
 # %% ../nbs/18_meta_experiments.ipynb #4e43b788

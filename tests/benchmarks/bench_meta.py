@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark for the DP meta-learners (issue 15). Not a test; prints plain-text tables.
 
-Usage: python tests/benchmarks/bench_meta.py grid [--full]    MSE / Bias² / Var tables on Setups A–E
+Usage: python tests/benchmarks/bench_meta.py grid [--full] [--auto-lam]   MSE / Bias² / Var tables on Setups A–E
        python tests/benchmarks/bench_meta.py dpcate           meta-learners vs DPCATE on Dataset 1
        python tests/benchmarks/bench_meta.py scale [n ...]    fit time of the DP DR-learner (ridge bases), default n = 1e6
        python tests/benchmarks/bench_meta.py audit            audits with 2 000 runs per dataset (vs 100 in CI)
@@ -10,10 +10,11 @@ Usage: python tests/benchmarks/bench_meta.py grid [--full]    MSE / Bias² / Var
 import os, sys, time
 import numpy as np
 
-def grid(full):
+def grid(full, lam):
     from dp_causal_nb.meta_experiments import run_grid, table
+    print(f"lam={lam}")
     rows = run_grid(setups=tuple("ABCDE"), ns=(500, 2000, 8000, 32000), epsilons=(1.0, 2.0, 4.0, 8.0, 16.0),
-                    reps=10 if full else 3, n_test=2000, random_state=0, n_jobs=int(os.environ.get("N_JOBS", 1)))
+                    reps=10 if full else 3, n_test=2000, random_state=0, n_jobs=int(os.environ.get("N_JOBS", 1)), lam=lam)
     for m in ("mse", "bias2", "var"): print(table(rows, m), "\n", flush=True)
 
 def dpcate():
@@ -42,7 +43,7 @@ def audit():
 
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "grid"
-    if cmd == "grid": grid("--full" in sys.argv)
+    if cmd == "grid": grid("--full" in sys.argv, "auto" if "--auto-lam" in sys.argv else "fixed")
     elif cmd == "dpcate": dpcate()
     elif cmd == "scale": scale([int(float(a)) for a in sys.argv[2:]] or [10**6])
     elif cmd == "audit": audit()
