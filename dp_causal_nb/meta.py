@@ -179,7 +179,7 @@ class _DPMetaLearner(BaseEstimator):
         r = check_split(self._default_split if self.split is None else self.split, self._parts)
         return (float(ylo[0]), float(yhi[0])), xb, eps, dlt, k, split_sizes(n, r)
 
-# %% ../nbs/17_meta_learners.ipynb #c281af2f
+# %% ../nbs/17_meta_learners.ipynb #af0669d5
 def _meta_fit(self, Y, T, X):
     Y, T, X = check_array(Y, "Y", ndim=1), check_binary_treatment(T, "T"), check_array(X, "X", ndim=2)
     n = check_consistent_length(Y=Y, T=T, X=X)
@@ -200,7 +200,8 @@ def _meta_fit(self, Y, T, X):
             g = mods[nm][1] if is_private(mods[nm][1][0]) else (np.inf, 0.0)
             block.spend(*g, part=nm, label=f"{nm} module" + ("" if is_private(g[0]) else " [not private: epsilon=inf]"))
     X = check_in_bounds(X, xb, "X", action="clip"); Y = check_in_bounds(Y, yb, "Y", action="clip")
-    idx = dict(zip(names, split_indices(n, sizes / n, seeds[0])))
+    ratios = check_split(self._default_split if self.split is None else self.split, names)
+    idx = dict(zip(names, split_indices(n, ratios, seeds[0])))      # the sizes are split_sizes(n, ratios) = sizes
     fitted, leaks = self._stages({nm: m for nm, (m, _) in mods.items()}, idx, Y, T, X, yb, k)
     for msg in dict.fromkeys(leaks): warnings.warn(f"a base learner warned: {msg}", PrivacyLeakWarning, stacklevel=3)
     self.models_, self.x_bounds_, self.outcome_bounds_ = fitted, xb, yb
