@@ -23,7 +23,7 @@ def mechanism(L, **kw):
         return m.effect(Q)[0]
     return run
 
-@pytest.mark.parametrize("L", [DPXLearner, DPRLearner, DPDRLearner])
+@pytest.mark.parametrize("L", [DPRLearner, DPDRLearner])   # S, T: test_meta.py; X: test_audit_meta_x.py
 def test_meta_audit_within_claim(L):
     D0, D1 = neighbours()
     res = audit_mechanism(mechanism(L), D0, D1, n_runs=RUNS, batch=False, delta=DELTA, random_state=0)
