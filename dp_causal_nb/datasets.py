@@ -13,7 +13,7 @@ from .core import check_random_state, check_scalar
 # %% auto #0
 __all__ = ['NHEFS_COVARIATES', 'NHEFS_X_BOUNDS', 'PositivityWarning', 'OprescuDGP', 'CATEDataset', 'make_oprescu_dgp', 'dataset1',
            'dataset2', 'ATEDataset', 'ate_low_overlap', 'ate_trees', 'ate_binary', 'ate_k_study', 'load_nhefs',
-           'nhefs_x_bounds']
+           'nhefs_x_bounds', 'NiuSetup', 'niu_setup', 'clip_report']
 
 # %% ../nbs/05_datasets.ipynb #5d850c94
 class PositivityWarning(UserWarning):
@@ -310,3 +310,68 @@ NHEFS_X_BOUNDS = {"age": (25.0, 74.0), "smokeintensity": (0.0, 100.0), "smokeyrs
 def nhefs_x_bounds(names) -> tuple:
     "Public (lower, upper) arrays for the NHEFS covariate columns `names` (indicators: [0, 1]); no data is read."
     return tuple(np.array([NHEFS_X_BOUNDS.get(c, (0.0, 1.0))[j] for c in names], float) for j in (0, 1))
+
+# %% ../nbs/05_datasets.ipynb #39619405
+_NIU_SIGMA_E = 0.5 ** np.abs(np.subtract.outer(np.arange(6), np.arange(6)))
+
+def _niu_functions(setup):
+    "(sample X, b, e, τ) of one Niu et al. setup, vectorised over rows."
+    lse = lambda z: np.logaddexp(0.0, z); sig = lambda z: 1 / (1 + np.exp(-z)); pos = lambda z: np.maximum(z, 0.0)
+    if setup == "A":
+        return (lambda r, n: r.uniform(0, 1, (n, 6)),
+                lambda x: np.sin(np.pi * x[:, 0] * x[:, 1]) + 2 * (x[:, 2] - 0.5) ** 2 + x[:, 3] + 0.5 * x[:, 4],
+                lambda x: np.clip(np.sin(np.pi * x[:, 0] * x[:, 1]), 0.1, 0.9), lambda x: (x[:, 0] + x[:, 1]) / 2)
+    gauss = lambda r, n: r.standard_normal((n, 6))
+    if setup == "B":
+        return (gauss, lambda x: np.maximum.reduce([x[:, 0] + x[:, 1], x[:, 2], np.zeros(len(x))]) + pos(x[:, 3] + x[:, 4]),
+                lambda x: np.full(len(x), 0.5), lambda x: x[:, 0] + lse(x[:, 1]))
+    if setup == "C":
+        return (gauss, lambda x: 2 * lse(x[:, 0] + x[:, 1] + x[:, 2]), lambda x: sig(-(x[:, 1] + x[:, 2])),
+                lambda x: np.ones(len(x)))
+    if setup == "D":
+        return (gauss, lambda x: pos(x[:, 0] + x[:, 1] + x[:, 2]) + pos(x[:, 3] + x[:, 4]),
+                lambda x: 1 / (1 + np.exp(-x[:, 0]) + np.exp(-x[:, 1])),
+                lambda x: pos(x[:, 0] + x[:, 1] + x[:, 2]) - pos(x[:, 3] + x[:, 4]))
+    if setup == "E":
+        L = np.linalg.cholesky(_NIU_SIGMA_E)
+        return (lambda r, n: r.standard_normal((n, 6)) @ L.T,
+                lambda x: x @ np.arange(1, 7) + x[:, 0] * x[:, 5] + ((x[:, 2] > -0.5) & (x[:, 2] < 0.5)),
+                lambda x: sig(-(x[:, 0] + x[:, 5])), lambda x: sig(-x[:, 0]) - x[:, 1] + x[:, 2:6].sum(1))
+    raise ValueError(f"setup must be one of 'A'..'E', got {setup!r}")
+
+# %% ../nbs/05_datasets.ipynb #129a3f53
+@dataclass(repr=False)
+class NiuSetup:
+    "One of Setups A–E of Niu et al. (2022), Table 1: the true b, e, τ, public bounds, and `sample(n)`."
+    name: str
+    def __post_init__(self): self._px, self.b, self.propensity, self.cate = _niu_functions(self.name)
+    @property
+    def x_bounds(self):
+        "Public covariate box: [0, 1]^6 for A, [-3, 3]^6 otherwise."
+        return (np.zeros(6), np.ones(6)) if self.name == "A" else (np.full(6, -3.0), np.full(6, 3.0))
+    @property
+    def y_bounds(self):
+        "Public outcome bounds: 0.5% / 99.5% quantiles of Y under the DGP (2e5 draws, fixed public seed 0)."
+        if not hasattr(self, "_yb"):
+            r = np.random.default_rng(0); x = self._px(r, 200_000)
+            y = self.b(x) + (r.uniform(size=len(x)) < self.propensity(x)) * self.cate(x) + r.standard_normal(len(x))
+            self._yb = tuple(float(v) for v in np.quantile(y, [0.005, 0.995]))
+        return self._yb
+    def sample(self, n:int, random_state=None) -> CATEDataset:
+        "Draw n records (synthetic) with their ground truth."
+        r = check_random_state(random_state); x = self._px(r, int(n)); e = self.propensity(x); tau = self.cate(x)
+        t = (r.uniform(size=len(x)) < e).astype(int); mu0 = self.b(x)
+        y = mu0 + t * tau + r.standard_normal(len(x))
+        return CATEDataset(X=x, A=t, Y=y, tau=tau, propensity=e, mu0=mu0, mu1=mu0 + tau, x_bounds=self.x_bounds,
+                           y_bounds=self.y_bounds, dgp=self)
+    def __repr__(self): return f"NiuSetup({self.name!r})"
+
+def niu_setup(name:str, n:int, *, random_state=None) -> CATEDataset:
+    "A sample of n records from Setup `name` ∈ {'A', ..., 'E'} of Niu et al. (2022)."
+    return NiuSetup(name).sample(n, random_state)
+
+def clip_report(ds) -> dict:
+    "Fractions of a (synthetic) sample outside its public bounds: outcome, and any covariate (the clipping effect)."
+    lo, hi = ds.x_bounds; ylo, yhi = ds.y_bounds
+    return dict(y_clipped=float(np.mean((ds.Y < ylo) | (ds.Y > yhi))),
+                x_clipped=float(np.mean(np.any((ds.X < lo) | (ds.X > hi), axis=1))))
