@@ -26,8 +26,8 @@ def noise_index(n:int, epsilon:float, delta:float, outcome_bounds, split:float=0
     n2 = n - int(n * (1 - split))
     return R * gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #717f7287
-NU_FUNCTION = 0.02   # release a shape when ν·d ≤ this (else the private constant alone)
+# %% ../nbs/08a_cate_defaults.ipynb #a9f1bf74
+NU_FUNCTION = 0.025  # release a shape when ν·d ≤ this (else the private constant alone)
 LAM_SLOPE = 5.0      # λ of the shape ridge = LAM_SLOPE·ν (DPCATE / ges convention λ‖θ‖²; erm convention: Λ = 2λ)
 LAM_PROP = 3000.0    # λ of the private logistic propensity = LAM_PROP·ν₁²
 ATE_SHARE = 0.25     # share of the second-stage ε spent on the private constant when a shape is released
@@ -77,14 +77,15 @@ def _nuisance_models(p, x_bounds, y_bounds, eps, dlt, rs, part):
                            random_state=rs[2].bit_generator.seed_seq, accountant=part, label="outcome")
     return pm, om
 
-# %% ../nbs/08a_cate_defaults.ipynb #9bd13f43
-def _shape_release(p, X2, A2, Y2, pi, m0, m1, xb, yb, eps, dlt, rng, fm_rng):
-    "Parameter release of the R-learner ridge on the rule's feature map; returns (clipped map, θ̃, σ)."
+# %% ../nbs/08a_cate_defaults.ipynb #006857f9
+def _shape_release(p, X2, A2, Y2, pi, m0, m1, xb, yb, eps, dlt, rng, fm_rng, offset=0.0):
+    "Parameter release of the R-learner ridge on the rule's feature map (targets φ − offset; offset ≠ 0 only at ε = ∞)."
+    if offset != 0 and is_private(eps): raise ValueError("a shifted target needs its own sensitivity: only at ε = ∞")
     fm = (RandomFourierFeatures(p["n_features"], bandwidth=p["bandwidth"], x_bounds=xb, random_state=fm_rng)
           if p["feature_map"] == "rff" else StandardizeToBounds(x_bounds=xb))
     B = feature_norm_bound(fm); fmc = ClippedFeatures(fm, B); radius = (yb[1] - yb[0]) / B
     rho, phi = weights_pseudo_outcomes(p["learner"], A2, Y2, pi, m0, m1)
-    stage = WeightedRidge(p["lam"], fmc, radius=radius).fit(X2, phi, rho)
+    stage = WeightedRidge(p["lam"], fmc, radius=None if offset else radius).fit(X2, phi - offset, rho)
     sens = ridge_parameter_sensitivity(p["learner"], yb, p["propensity_clip"], p["lam"], B, len(Y2), radius)
     sigma = gaussian_sigma(eps, dlt, sens) if is_private(eps) else 0.0
     return fmc, stage.theta_ + sigma * rng.normal(size=stage.theta_.shape), sigma
@@ -116,7 +117,7 @@ class ShrunkDPCATE:
         p = dict(default_cate_params(n, X.shape[1], eps, dlt, yb) if self.params is None else self.params)
         return check_in_bounds(X, xb, "X", action="clip"), check_in_bounds(Y, yb, "Y", action="clip"), A, n, eps, dlt, xb, yb, p
 
-# %% ../nbs/08a_cate_defaults.ipynb #d746bda4
+# %% ../nbs/08a_cate_defaults.ipynb #4ff84b4d
 def _fit(self, Y, T, *, X):
     "Split; nuisances on part 1; ĉ (and θ̃) from part 2; the whole budget charged before any noise."
     X, Y, A, n, eps, dlt, xb, yb, p = self._check(X, Y, T)
@@ -140,9 +141,11 @@ def _fit(self, Y, T, *, X):
     self.theta_, self.sigma_theta_, self.params_, self.x_bounds_ = None, 0.0, p, xb
     if p["mode"] == "function":
         e_g = (1 - s) * eps if is_private(eps) else np.inf
-        self.feature_map_, self.theta_, self.sigma_theta_ = _shape_release(p, X2, A2, Y2, pi, m0, m1, xb, yb, e_g, dlt / 2, rs[5], rs[6])
+        off = 0.0 if is_private(eps) else self.constant_             # ε = ∞: fit the shape around ĉ directly
+        self.feature_map_, self.theta_, self.sigma_theta_ = _shape_release(p, X2, A2, Y2, pi, m0, m1, xb, yb, e_g, dlt / 2,
+                                                                           rs[5], rs[6], offset=off)
         ref = np.random.default_rng(p["reference_seed"]).uniform(xb[0], xb[1], size=(2000, len(xb[0])))
-        self.f_ref_ = self.feature_map_(ref).mean(0)                # public reference mean of the features
+        self.f_ref_ = self.feature_map_(ref).mean(0) * is_private(eps)   # public reference mean of the features
     return self
 
 def _effect(self, X):
