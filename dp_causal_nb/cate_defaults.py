@@ -26,11 +26,11 @@ def noise_index(n:int, epsilon:float, delta:float, outcome_bounds, split:float=0
     n2 = n - int(n * (1 - split))
     return R * gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #a9f1bf74
+# %% ../nbs/08a_cate_defaults.ipynb #55525298
 NU_FUNCTION = 0.025  # release a shape when ν·d ≤ this (else the private constant alone)
 LAM_SLOPE = 5.0      # λ of the shape ridge = LAM_SLOPE·ν (DPCATE / ges convention λ‖θ‖²; erm convention: Λ = 2λ)
 LAM_PROP = 3000.0    # λ of the private logistic propensity = LAM_PROP·ν₁²
-ATE_SHARE = 0.25     # share of the second-stage ε spent on the private constant when a shape is released
+ATE_SHARE = (20.0, 0.1, 0.25)  # share of the second-stage ε for the constant with a shape: clip(20·ν·d, 0.1, 0.25)
 
 def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds, *, split:float=0.5) -> dict:
     "Public hyper-parameters of the private CATE release from PUBLIC inputs only (derivation above); reads no data."
@@ -45,7 +45,8 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
     nu1 = gaussian_sigma(eps / 2, dlt / 2, 1.0) / int(n * (1 - split))
     p |= dict(nuisance="dp_linear_rff", lam_outcome=0.1, lam_propensity=float(np.clip(LAM_PROP * nu1 ** 2, 1e-3, 0.1)))
     if nu * d <= NU_FUNCTION:
-        return p | dict(mode="function", feature_map="rff" if d <= 10 else "affine", ate_share=ATE_SHARE,
+        share = float(np.clip(ATE_SHARE[0] * nu * d, ATE_SHARE[1], ATE_SHARE[2]))
+        return p | dict(mode="function", feature_map="rff" if d <= 10 else "affine", ate_share=share,
                         lam=float(np.clip(LAM_SLOPE * nu, 1e-3, 0.3)))
     return p | dict(mode="constant", feature_map=None, ate_share=1.0, lam=None)
 
