@@ -14,8 +14,8 @@ from .ges import weights_pseudo_outcomes, WeightedRidge, feature_norm_bound
 from .cate import ArmInteractionFeatures, ClippedFeatures, ridge_parameter_sensitivity
 
 # %% auto #0
-__all__ = ['NU_FUNCTION', 'LAM_SLOPE', 'LAM_PROP', 'ATE_SHARE', 'noise_index', 'default_cate_params', 'dr_constant_bound',
-           'private_constant', 'ShrunkDPCATE']
+__all__ = ['NU_FUNCTION', 'LAM_SLOPE', 'LAM_PROP', 'ATE_SHARE', 'SPLIT_FUNCTION', 'noise_index', 'default_cate_params',
+           'dr_constant_bound', 'private_constant', 'ShrunkDPCATE']
 
 # %% ../nbs/08a_cate_defaults.ipynb #cf3e4029
 def noise_index(n:int, epsilon:float, delta:float, outcome_bounds, split:float=0.5) -> float:
@@ -26,16 +26,22 @@ def noise_index(n:int, epsilon:float, delta:float, outcome_bounds, split:float=0
     n2 = n - int(n * (1 - split))
     return R * gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #55525298
+# %% ../nbs/08a_cate_defaults.ipynb #41942fcc
 NU_FUNCTION = 0.025  # release a shape when ν·d ≤ this (else the private constant alone)
 LAM_SLOPE = 5.0      # λ of the shape ridge = LAM_SLOPE·ν (DPCATE / ges convention λ‖θ‖²; erm convention: Λ = 2λ)
 LAM_PROP = 3000.0    # λ of the private logistic propensity = LAM_PROP·ν₁²
 ATE_SHARE = (20.0, 0.1, 0.25)  # share of the second-stage ε for the constant with a shape: clip(20·ν·d, 0.1, 0.25)
 
-def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds, *, split:float=0.5) -> dict:
+SPLIT_FUNCTION = 0.8  # second-stage share of the records when a shape is released (0.5 otherwise)
+
+def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds, *, split:float|None=None) -> dict:
     "Public hyper-parameters of the private CATE release from PUBLIC inputs only (derivation above); reads no data."
     n = int(check_scalar(n, "n", low=8, low_inclusive=True)); d = int(check_scalar(d, "d", low=1, low_inclusive=True))
     eps, dlt = check_epsilon_delta(epsilon, delta)
+    shape = None
+    if split is None:            # the mode is decided at the even split; a shape then gets SPLIT_FUNCTION of the records
+        shape = is_private(eps) and noise_index(n, eps, dlt, outcome_bounds, 0.5) * d <= NU_FUNCTION
+        split = SPLIT_FUNCTION if shape else 0.5
     split = check_scalar(split, "split", low=0, high=1)
     nu = noise_index(n, eps, dlt, outcome_bounds, split)
     p = dict(learner="r", propensity_clip=0.15, split=split, n_features=50, bandwidth=0.6, reference_seed=0, nu=nu)
@@ -44,7 +50,7 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
                         feature_map="rff" if d <= 10 else "affine")
     nu1 = gaussian_sigma(eps / 2, dlt / 2, 1.0) / int(n * (1 - split))
     p |= dict(nuisance="dp_linear_rff", lam_outcome=0.1, lam_propensity=float(np.clip(LAM_PROP * nu1 ** 2, 1e-3, 0.1)))
-    if nu * d <= NU_FUNCTION:
+    if (nu * d <= NU_FUNCTION) if shape is None else shape:
         share = float(np.clip(ATE_SHARE[0] * nu * d, ATE_SHARE[1], ATE_SHARE[2]))
         return p | dict(mode="function", feature_map="rff" if d <= 10 else "affine", ate_share=share,
                         lam=float(np.clip(LAM_SLOPE * nu, 1e-3, 0.3)))
