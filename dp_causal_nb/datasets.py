@@ -13,7 +13,7 @@ from .core import check_random_state, check_scalar
 # %% auto #0
 __all__ = ['NHEFS_COVARIATES', 'NHEFS_X_BOUNDS', 'PositivityWarning', 'OprescuDGP', 'CATEDataset', 'make_oprescu_dgp', 'dataset1',
            'dataset2', 'ATEDataset', 'ate_low_overlap', 'ate_trees', 'ate_binary', 'ate_k_study', 'load_nhefs',
-           'nhefs_x_bounds', 'NiuSetup', 'niu_setup', 'clip_report']
+           'nhefs_x_bounds', 'NiuSetup', 'niu_setup', 'clip_report', 'MixedDGP', 'mixed_covariates']
 
 # %% ../nbs/05_datasets.ipynb #5d850c94
 class PositivityWarning(UserWarning):
@@ -375,3 +375,64 @@ def clip_report(ds) -> dict:
     lo, hi = ds.x_bounds; ylo, yhi = ds.y_bounds
     return dict(y_clipped=float(np.mean((ds.Y < ylo) | (ds.Y > yhi))),
                 x_clipped=float(np.mean(np.any((ds.X < lo) | (ds.X > hi), axis=1))))
+
+# %% ../nbs/05_datasets.ipynb #17222b24
+_MIX_LEVELS = (5, 5, 6, 7, 7)          # one-hot categorical groups: 30 columns
+
+@dataclass(repr=False)
+class MixedDGP:
+    "Mixed-covariate DGP: 20 continuous U[0,1], 30 binary, 5 one-hot groups (30 columns) = 80 columns; 6 columns matter."
+    n_continuous: int = 20
+    n_binary: int = 30
+    levels: tuple = _MIX_LEVELS
+    noise: float = 1.0      # half-width of the uniform outcome noise
+    name: str = "mixed covariates"
+
+    @property
+    def p(self) -> int: return self.n_continuous + self.n_binary + sum(self.levels)
+    @property
+    def binary_rate(self) -> np.ndarray:
+        "Pr(b_j = 1), fixed and public: 0.1 to 0.7."
+        return np.linspace(0.1, 0.7, self.n_binary)
+    def _cols(self, X):
+        X = np.atleast_2d(np.asarray(X, float)); c, b = self.n_continuous, self.n_binary
+        return X[:, :c], X[:, c:c + b], X[:, c + b:]
+    def cate(self, X) -> np.ndarray:
+        "τ(x) = 0.5 + 1.5 x₀ + 0.8 b₀ − 0.6 [g₀ = 1] + 0.5·1{x₁ > ½}: four relevant inputs, range [−0.1, 3.3]."
+        x, b, g = self._cols(X)
+        return 0.5 + 1.5 * x[:, 0] + 0.8 * b[:, 0] - 0.6 * g[:, 1] + 0.5 * (x[:, 1] > 0.5)
+    def propensity(self, X) -> np.ndarray:
+        "π(x) = expit(−0.5 + 1.6(x₀ − ½) + 0.8 b₁ − 0.7 [g₀ = 0] + 0.6 x₂) ∈ [0.119, 0.846] (overlap)."
+        x, b, g = self._cols(X)
+        return _expit(-0.5 + 1.6 * (x[:, 0] - 0.5) + 0.8 * b[:, 1] - 0.7 * g[:, 0] + 0.6 * x[:, 2])
+    def mu(self, X, a) -> np.ndarray:
+        "μ(x, a) = 2 + 1.5 x₂ + b₁ − 0.8 x₃ b₂ + 0.5 sin(π x₄) + 0.4 [g₁ = 2] + a·τ(x); μ(·, 0) ∈ [1.2, 5.4]."
+        x, b, g = self._cols(X)
+        base = 2 + 1.5 * x[:, 2] + b[:, 1] - 0.8 * x[:, 3] * b[:, 2] + 0.5 * np.sin(np.pi * x[:, 4]) + 0.4 * g[:, self.levels[0] + 2]
+        return base + np.asarray(a, float) * self.cate(X)
+    @property
+    def x_bounds(self):
+        "Public covariate bounds ([0]*p, [1]*p) (continuous in [0, 1]; binary and one-hot columns in {0, 1})."
+        return (np.zeros(self.p), np.ones(self.p))
+    @property
+    def y_bounds(self):
+        "Public outcome bounds: μ(·,0) ∈ [1.2, 5.4], τ ∈ [−0.1, 3.3], noise in [−1, 1] ⇒ Y ∈ [0.1, 9.7] ⊂ [0, 10]."
+        return (0.0, 10.0)
+    def sample(self, n:int, random_state=None) -> "CATEDataset":
+        "Draw `n` i.i.d. units with their ground truth."
+        n = int(check_scalar(n, "n", low=1, high=None, low_inclusive=True))
+        rng = check_random_state(random_state)
+        xc = rng.uniform(0, 1, (n, self.n_continuous))
+        xb = (rng.uniform(size=(n, self.n_binary)) < self.binary_rate).astype(float)
+        oh = [np.eye(L)[rng.choice(L, size=n, p=np.r_[0.4, np.full(L - 1, 0.6 / (L - 1))])] for L in self.levels]
+        X = np.hstack([xc, xb] + oh)
+        pi = self.propensity(X); A = (rng.uniform(size=n) < pi).astype(int)
+        tau, m0 = self.cate(X), self.mu(X, 0)
+        Y = m0 + A * tau + rng.uniform(-self.noise, self.noise, n)
+        return CATEDataset(X=X, A=A, Y=Y, tau=tau, propensity=pi, mu0=m0, mu1=m0 + tau,
+                           x_bounds=self.x_bounds, y_bounds=self.y_bounds, dgp=self)
+    def __repr__(self): return f"MixedDGP(p={self.p}: {self.n_continuous} continuous, {self.n_binary} binary, one-hot {self.levels})"
+
+def mixed_covariates(n:int=5000, *, random_state=None) -> CATEDataset:
+    "The mixed-covariate test bed: n units, 80 columns (20 continuous, 30 binary, 30 one-hot), known τ(x), public bounds."
+    return MixedDGP().sample(n, random_state)

@@ -1,0 +1,129 @@
+"""PEHE grid for issue 11 (items 4-5): today's DPCATE defaults ("before") against the rule of
+`dp_causal_nb.cate_defaults` ("after": `ShrunkDPCATE` with `default_cate_params`), next to the best constant and,
+at epsilon = inf, EconML's DRLearner (gradient-boosting nuisances, kernel-ridge final stage; optional extra).
+Not collected by pytest.
+
+Usage: python tests/benchmarks/pehe_grid.py --quick   # Dataset 1 n=3000 and the mixed test bed, 1 rep (~1 min)
+       python tests/benchmarks/pehe_grid.py --full    # n in {3000, 10000, 30000}, eps in {0.5,...,16, inf}, 3 reps
+       python tests/benchmarks/pehe_grid.py --tune    # the tuning sweep (seeds 1000+, never the evaluation seeds)
+Evaluation seeds: data 0, 1, 2; query points from seed 10_000 + rep (fresh draws of the same DGP).
+Single-threaded on purpose (shared CPU): OMP/BLAS threads are set to 1 before numpy is imported.
+"""
+import os, sys, time, warnings
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"): os.environ.setdefault(_v, "1")
+import numpy as np
+
+EPS = (0.5, 1, 2, 4, 8, 16, np.inf)
+
+
+def _before(ds, eps, rep):
+    from dp_causal_nb.cate import DPCATE
+    from dp_causal_nb.accounting import PrivacyAccountant
+    return DPCATE(epsilon=eps, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds, random_state=rep,
+                  accountant=PrivacyAccountant()).fit(ds.Y, ds.T, X=ds.X)
+
+
+def _after(ds, eps, rep, params=None):
+    from dp_causal_nb.cate_defaults import ShrunkDPCATE
+    from dp_causal_nb.accounting import PrivacyAccountant
+    return ShrunkDPCATE(epsilon=eps, delta=1e-5 if np.isfinite(eps) else 0.0, x_bounds=ds.x_bounds,
+                        outcome_bounds=ds.y_bounds, params=params, accountant=PrivacyAccountant(),
+                        random_state=rep).fit(ds.Y, ds.T, X=ds.X)
+
+
+def _econml(ds, rep):
+    from econml.dr import DRLearner
+    from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+    from sklearn.kernel_ridge import KernelRidge
+    est = DRLearner(model_propensity=GradientBoostingClassifier(random_state=rep),
+                    model_regression=GradientBoostingRegressor(random_state=rep),
+                    model_final=KernelRidge(kernel="rbf", alpha=1.0), cv=2, random_state=rep)
+    return est.fit(ds.Y, ds.T, X=ds.X)
+
+
+def run(cases, reps, econml_max_n=10_000, progress=True):
+    "cases: (name, make(n, random_state), n, epsilons). Returns a list of dict rows."
+    from dp_causal_nb.cate import pehe
+    rows = []
+    try: import econml  # noqa: F401
+    except ImportError: econml = None
+    for name, make, n, epss in cases:
+        for rep in range(reps):
+            ds = make(n, random_state=rep); q = ds.dgp.sample(2000, np.random.default_rng(10_000 + rep))
+            base = dict(dataset=name, n=n, rep=rep, const=float(np.sqrt(np.mean((q.tau - ds.dgp.sample(200_000, np.random.default_rng(7)).tau.mean()) ** 2))))
+            for eps in epss:
+                for method, fit in (("before", _before), ("after", _after)):
+                    t = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore"); est = fit(ds, eps, rep)
+                        rows.append(base | dict(method=method, epsilon=eps, pehe=pehe(est.effect(q.X), q.tau),
+                                                seconds=time.perf_counter() - t,
+                                                mode=getattr(est, "params_", {}).get("mode", "")))
+            if econml is not None and np.inf in epss and n <= econml_max_n:
+                t = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore"); est = _econml(ds, rep)
+                rows.append(base | dict(method="EconML DRLearner", epsilon=np.inf,
+                                        pehe=pehe(np.ravel(est.effect(q.X)), q.tau), seconds=time.perf_counter() - t, mode=""))
+            if progress: print(f"# {name} n={n} rep={rep} done", file=sys.stderr, flush=True)
+    return rows
+
+
+def table(rows) -> str:
+    "Markdown: mean PEHE per (dataset, n, method) and ε; last column the best constant (PEHE of the true ATE)."
+    eps = sorted({r["epsilon"] for r in rows})
+    keys = sorted({(r["dataset"], r["n"], r["method"]) for r in rows},
+                  key=lambda k: (k[0], k[1], ["before", "after", "EconML DRLearner"].index(k[2])))
+    out = ["| dataset | n | method | " + " | ".join("ε=∞" if np.isinf(e) else f"ε={e:g}" for e in eps) + " | best const |",
+           "|" + "---|" * (4 + len(eps))]
+    for d, n, m in keys:
+        sel = [r for r in rows if (r["dataset"], r["n"], r["method"]) == (d, n, m)]
+        cells = []
+        for e in eps:
+            v = [r["pehe"] for r in sel if r["epsilon"] == e]
+            modes = {r["mode"] for r in sel if r["epsilon"] == e}
+            cells.append(f"{np.mean(v):.3f}" + ("ᶜ" if modes == {"constant"} else "") if v else "")
+        const = np.mean([r["const"] for r in sel])
+        out.append(f"| {d} | {n} | {m} | " + " | ".join(cells) + f" | {const:.3f} |")
+    return "\n".join(out) + "\n(ᶜ: the rule released the private constant)"
+
+
+def cases(full: bool):
+    from dp_causal_nb.datasets import dataset1, mixed_covariates
+    if full:
+        return [("Dataset 1", dataset1, n, EPS) for n in (3000, 10_000, 30_000)] + [("mixed", mixed_covariates, 5000, EPS)]
+    return [("Dataset 1", dataset1, 3000, (1, 16, np.inf)), ("mixed", mixed_covariates, 5000, (1, np.inf))]
+
+
+def tune():
+    "The tuning sweep behind the rule's constants: seeds 1000-1003 only (never the evaluation seeds 0-2)."
+    from dp_causal_nb.datasets import dataset1, mixed_covariates
+    from dp_causal_nb.cate import pehe
+    from dp_causal_nb.cate_defaults import default_cate_params, noise_index
+    for name, make, n, epss in [("Dataset 1", dataset1, 3000, (0.5, 1, 2, 4)), ("Dataset 1", dataset1, 10_000, (0.5, 1, 16)),
+                                ("mixed", mixed_covariates, 5000, (0.5, 4, 16, 64))]:
+        for eps in epss:
+            res = []
+            for mode, lam_mult in (("constant", None), ("function", 2.0), ("function", 5.0), ("function", 12.0)):
+                ps = []
+                for rep in range(4):
+                    ds = make(n, random_state=1000 + rep); q = ds.dgp.sample(1000, np.random.default_rng(1001))
+                    p = default_cate_params(n, ds.X.shape[1], eps, 1e-5, ds.y_bounds)
+                    if mode == "constant": p.update(mode="constant", ate_share=1.0)
+                    else: p.update(mode="function", ate_share=0.25, feature_map="rff" if ds.X.shape[1] <= 10 else "affine",
+                                   lam=float(np.clip(lam_mult * p["nu"], 1e-3, 0.3)))
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore"); est = _after(ds, eps, rep, params=p)
+                    ps.append(pehe(est.effect(q.X), q.tau))
+                res.append((round(float(np.mean(ps)), 3), mode, lam_mult))
+            nu_d = noise_index(n, eps, 1e-5, ds.y_bounds) * ds.X.shape[1]
+            print(f"{name} n={n} eps={eps} nu*d={nu_d:.4f} sd(tau)={np.std(q.tau):.3f} rule={default_cate_params(n, ds.X.shape[1], eps, 1e-5, ds.y_bounds)['mode']}: {sorted(res)}", flush=True)
+
+
+if __name__ == "__main__":
+    if "--tune" in sys.argv: tune(); sys.exit()
+    full = "--full" in sys.argv
+    t0 = time.perf_counter()
+    rows = run(cases(full), reps=3 if full else 1)
+    print(table(rows))
+    print(f"\n({len(rows)} fits, {time.perf_counter() - t0:.0f} s)")
