@@ -178,7 +178,8 @@ def check_pages(base, pages, *, drv, mathjax_timeout=60, shots=None):
             if st != 200: probs.append(f"broken internal link {link} (HTTP {st})"); continue
             if frag and target.endswith(".html"):
                 p = _Links(); p.feed(body.decode("utf-8", "replace"))
-                if urllib.parse.unquote(frag) not in p.ids: probs.append(f"broken anchor {link}")
+                ids = {urllib.parse.unquote(i) for i in p.ids}      # nbconvert percent-encodes non-ASCII ids
+                if urllib.parse.unquote(frag) not in ids: probs.append(f"broken anchor {link}")
         if shots and page in shots:
             SHOTS.mkdir(parents=True, exist_ok=True)
             drv.save_screenshot(str(SHOTS / shots[page]))

@@ -14,14 +14,14 @@ Two stages:
    (`nbdev_proc_nbs` itself cannot be called here: it first tries to download and install Quarto.)
 2. **Rendering with nbconvert** (Jupyter's own, maintained converter; already a dev dependency): its HTML exporter with
    the `lab` template, extended by `tools/docs_template/dpdocs` with a navbar and the sidebar of `_quarto.yml`.
-   Markdown is converted by nbconvert (mistune); math is typeset in the browser by MathJax copied into the site from
-   the `jupyter-server-mathjax` PyPI package (no CDN). The only adaptations of nbdev's Quarto-flavoured output are
+   Markdown is converted by nbconvert (mistune); math is typeset in the browser by MathJax 3, copied into the site
+   from its npm package (pinned in tools/docs_template/package.json, installed on first use): no CDN. The only adaptations of nbdev's Quarto-flavoured output are
    small and listed in `adapt_for_nbconvert`: Quarto cell options (`#| echo/output/include`), pandoc link attributes
    `{target=...}` and absolute links to the published site, which become relative links.
 
 Every notebook under nbs/ must be listed in exactly one sidebar section of `_quarto.yml` (the build stops otherwise).
 """
-import argparse, concurrent.futures as cf, functools, html, http.server, json, multiprocessing as mp, os, re, shutil
+import argparse, concurrent.futures as cf, functools, html, http.server, json, os, re, shutil
 import sys, time
 from pathlib import Path
 
@@ -32,8 +32,14 @@ TEMPLATES = ROOT / "tools" / "docs_template"
 
 # ---------------------------------------------------------------- site configuration (the root _quarto.yml)
 def load_quarto(path=ROOT / "_quarto.yml"):
+    "The site configuration, with its `metadata-files` (nbs/nbdev.yml: title, description, repo) merged as Quarto does."
     import yaml
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for f in cfg.get("metadata-files", []):
+        extra = yaml.safe_load((NBS / f).read_text(encoding="utf-8")) or {}
+        for k, v in extra.items():
+            cfg[k] = {**v, **cfg.get(k, {})} if isinstance(v, dict) else cfg.get(k, v)
+    return cfg
 
 def sidebar_sections(cfg=None):
     "[(section title, [notebook path relative to nbs/, ...]), ...] from `website.sidebar.contents`."
@@ -59,29 +65,37 @@ def check_sidebar(cfg=None):
 
 
 # ---------------------------------------------------------------- stage 1: nbdev processing
+PROC_TIMEOUT = 600   # seconds per notebook
+
 def _proc_one(src):
-    "Run nbdev's docs processing on one file (what nbdev_proc_nbs runs per file); return (src, error or None)."
-    os.chdir(ROOT)
+    "Run nbdev's docs processing on one file, in this process (what nbdev_proc_nbs runs per file)."
     import nbdev.serve, nbdev.serve_drv
+    job = nbdev.serve._proc_file(Path(src), cache=PROC, path=NBS)
+    if job: nbdev.serve_drv.main(job)
+
+def _proc_in_subprocess(src):
+    "One fresh process per file (nbdev's processing runs notebook cells in IPython); return (src, error or None)."
+    import subprocess
+    t = time.time()
     try:
-        job = nbdev.serve._proc_file(Path(src), cache=PROC, path=NBS)
-        t = time.time()
-        if job: nbdev.serve_drv.main(job)
-        print(f"  processed {Path(src).relative_to(ROOT)} in {time.time() - t:.1f} s", flush=True)
-        return src, None
-    except Exception as e:  # report every failing notebook, not only the first
-        return src, f"{type(e).__name__}: {e}"
+        r = subprocess.run([sys.executable, __file__, "--proc-one", src], cwd=ROOT, capture_output=True, text=True,
+                           timeout=PROC_TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return src, f"nbdev processing did not finish in {PROC_TIMEOUT} s"
+    print(f"  processed {Path(src).relative_to(ROOT)} in {time.time() - t:.1f} s", flush=True)
+    if r.returncode: return src, "\n".join(l for l in r.stderr.splitlines() if not l.startswith("  "))[-3000:]
+    return src, None
 
 def nbdev_process(n_workers=2):
     if PROC.exists(): shutil.rmtree(PROC)
     PROC.mkdir()
     from nbdev.doclinks import nbglob
     files = [str(p) for p in nbglob(NBS, func=Path, file_glob="", file_re="")] + [str(NBS / "_quarto.yml")]
-    sys.path.insert(0, str(ROOT / "tools"))   # workers get `_proc_one` by module name: IPython (used by nbdev's
-    import build_docs                         # show_doc execution) replaces a worker's __main__
-    with cf.ProcessPoolExecutor(n_workers, mp_context=mp.get_context("spawn")) as ex:
-        errors = [(s, e) for s, e in ex.map(build_docs._proc_one, files) if e]
-    return errors
+    nbs = [f for f in files if f.endswith(".ipynb")]
+    for f in files:          # other files are only copied: do it here
+        if f not in nbs: _proc_one(f)
+    with cf.ThreadPoolExecutor(n_workers) as ex:
+        return [(s, e) for s, e in ex.map(_proc_in_subprocess, sorted(nbs, key=lambda f: -Path(f).stat().st_size)) if e]
 
 
 # ---------------------------------------------------------------- stage 2: render with nbconvert
@@ -169,9 +183,20 @@ def render(pages, sidebar, cfg):
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_text(_add_lower_ids(body), encoding="utf-8")
 
+MATHJAX = TEMPLATES / "node_modules" / "mathjax" / "es5"
+
+def ensure_mathjax():
+    "MathJax 3 from its npm package (version pinned in tools/docs_template/package.json), installed once with npm."
+    if not (MATHJAX / "tex-chtml-full.js").exists():
+        import subprocess
+        npm = shutil.which("npm")
+        if not npm: sys.exit("build_docs: npm is needed once to install MathJax (apt-get install npm)")
+        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(TEMPLATES)], check=True)
+
 def copy_assets():
-    import jupyter_server_mathjax
-    shutil.copytree(Path(jupyter_server_mathjax.__file__).parent / "static", DOCS / "mathjax")
+    ensure_mathjax()   # the combined TeX/CHTML build and the files it loads (fonts, extensions); not the speech engine
+    shutil.copytree(MATHJAX, DOCS / "mathjax", ignore=lambda d, fs: [f for f in fs if f == "sre" or (
+        Path(d) == MATHJAX and f.endswith(".js") and f != "tex-chtml-full.js")])
     shutil.copy2(TEMPLATES / "dpdocs" / "site.css", DOCS / "site.css")
     for p in PROC.rglob("*"):   # non-notebook files nbdev copied (styles.css, images): keep them beside the pages
         if p.is_file() and p.suffix not in (".ipynb", ".yml") and not p.name.startswith("."):
@@ -218,7 +243,9 @@ if __name__ == "__main__":
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--n_workers", type=int, default=2)
     ap.add_argument("--keep-going", action="store_true", help="render the pages nbdev could process, then fail")
+    ap.add_argument("--proc-one", help=argparse.SUPPRESS)
     a = ap.parse_args()
     os.chdir(ROOT)
+    if a.proc_one: _proc_one(a.proc_one); sys.exit(0)
     build(a.n_workers, a.keep_going)
     if a.serve: serve(a.port)
