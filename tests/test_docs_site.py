@@ -183,6 +183,9 @@ def check_pages(base, pages, *, drv, mathjax_timeout=60, shots=None):
         if shots and page in shots:
             SHOTS.mkdir(parents=True, exist_ok=True)
             drv.save_screenshot(str(SHOTS / shots[page]))
+            if info["nImages"]:   # and one at the page's first figure
+                drv.execute_script("document.images[0].scrollIntoView({block: 'center'})")
+                drv.save_screenshot(str(SHOTS / shots[page].replace(".png", "_figure.png")))
         problems[page], infos[page] = probs, info
     return problems, infos
 
