@@ -1,0 +1,243 @@
+"""The documentation website: configuration, stored outputs, and every page checked in a real (headless) browser.
+
+The browser tests need the site (`python tools/build_docs.py` builds `_docs/`) and Debian's `chromium` +
+`chromium-driver` (selenium drives that binary; nothing is downloaded). Locally they are skipped when either is
+missing; under CI (`CI=true`) a missing site or browser is a failure. Screenshots go to `ci-artifacts/screenshots/`.
+"""
+import contextlib, functools, html.parser, http.server, json, os, re, shutil, socket, sys, threading, time
+import urllib.error, urllib.parse, urllib.request
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "_docs"
+SHOTS = ROOT / "ci-artifacts" / "screenshots"
+CHROMIUM, DRIVER = shutil.which("chromium") or "/usr/bin/chromium", shutil.which("chromedriver") or "/usr/bin/chromedriver"
+sys.path.insert(0, str(ROOT / "tools"))
+import build_docs, run_nbs  # noqa: E402
+
+def _need(ok, why):
+    if ok: return
+    if os.environ.get("CI"): pytest.fail(why)
+    pytest.skip(why)
+
+
+# ---------------------------------------------------------------- configuration (fast, no browser)
+def test_quarto_yml_single_source():
+    "nbs/_quarto.yml (read by nbdev_docs) cannot diverge from the root _quarto.yml: it is a link to it."
+    link = ROOT / "nbs" / "_quarto.yml"
+    assert link.is_symlink() and link.resolve() == (ROOT / "_quarto.yml").resolve(), \
+        "nbs/_quarto.yml must be a symlink to ../_quarto.yml (edit the root file only)"
+    assert link.read_text() == (ROOT / "_quarto.yml").read_text()
+
+def test_nbdev_yml_is_what_nbdev_generates():
+    "nbdev_docs rewrites nbs/nbdev.yml from settings.ini: the committed file must already be that."
+    from nbdev.quarto import _nbdev_yml
+    from nbdev.config import get_config
+    cfg = get_config(path=ROOT)
+    vals = {k: cfg[k] for k in ["title", "description", "branch", "git_url", "doc_host", "doc_baseurl"]}
+    vals["doc_path"] = cfg.doc_path.name
+    assert (ROOT / "nbs" / "nbdev.yml").read_text() == _nbdev_yml.format(**vals)
+
+def test_custom_sidebar_is_kept():
+    "The sidebar lives in _quarto.yml; nbdev must not regenerate one (custom_sidebar = True)."
+    from nbdev.config import get_config
+    assert get_config(path=ROOT).custom_sidebar
+    assert "sidebar.yml" not in " ".join(build_docs.load_quarto()["metadata-files"])
+
+def test_every_notebook_in_the_sidebar():
+    "A new notebook must be added to one section of _quarto.yml (Get started, Tutorials, Theory, API, Experiments)."
+    assert [s for s, _ in build_docs.sidebar_sections()] == ["Get started", "Tutorials", "Theory", "API", "Experiments"]
+    probs = build_docs.check_sidebar()
+    assert not probs, "\n".join(probs)
+
+def test_sidebar_check_can_fail(tmp_path):
+    cfg = build_docs.load_quarto()
+    cfg["website"]["sidebar"]["contents"][2]["contents"] = cfg["website"]["sidebar"]["contents"][2]["contents"][1:] + ["99_nope.ipynb"]
+    probs = build_docs.check_sidebar(cfg)
+    assert any("is not in the sidebar" in p for p in probs) and any("99_nope.ipynb" in p for p in probs)
+
+def test_quarto_options_adapted():
+    "`#| echo: false` hides the code (show_doc cells), `#| include: false` drops a cell, site links become relative."
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("#| echo: false\n#| output: asis\nshow_doc(f)", outputs=[nbformat.v4.new_output(
+            "execute_result", {"text/markdown": "[source](https://x/y.py#L1){target=\"_blank\" style=\"float:right\"}"})]),
+        nbformat.v4.new_code_cell("#| include: false\nsecret = 1"),
+        nbformat.v4.new_markdown_cell(f"see [`f`]({build_docs._site_prefix()}core.html#f)")])
+    build_docs.adapt_for_nbconvert(nb, "../")
+    assert len(nb.cells) == 2 and nb.cells[0].metadata["dp_hide_input"] and nb.cells[0].source == "show_doc(f)"
+    assert nb.cells[0].outputs[0]["data"]["text/markdown"] == "[source](https://x/y.py#L1)"
+    assert nb.cells[1].source == "see [`f`](../core.html#f)"
+
+
+# ---------------------------------------------------------------- stored outputs
+def test_staleness_check_detects_changes(tmp_path):
+    nb = json.loads((ROOT / "nbs" / "00_core.ipynb").read_text())
+    m = {"nbs/00_core.ipynb": {"code": run_nbs.code_hash(nb), "outputs": run_nbs.outputs_hash(nb)}}
+    assert run_nbs.stale(m, ["nbs/00_core.ipynb"]) == []
+    code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    code["source"] = list(code["source"]) + ["\nx = 1"]
+    assert run_nbs.code_hash(nb) != m["nbs/00_core.ipynb"]["code"]
+    assert run_nbs.stale({}, ["nbs/00_core.ipynb"])[0][1] == "no stored outputs recorded"
+
+def test_py2nb_round_trip_keeps_outputs(tmp_path):
+    "tools/py2nb.py: unchanged code cells keep their stored outputs; a changed cell loses them."
+    import subprocess, nbformat
+    nbp, pyp = tmp_path / "t.ipynb", tmp_path / "t.py"
+    out = nbformat.v4.new_output("stream", name="stdout", text="42\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# t"),
+                                         nbformat.v4.new_code_cell("print(42)", outputs=[out]),
+                                         nbformat.v4.new_code_cell("print(1)", outputs=[out])])
+    nbformat.write(nb, nbp)
+    py2nb = [sys.executable, str(ROOT / "tools" / "py2nb.py")]
+    subprocess.run(py2nb + ["--back", str(nbp), str(pyp)], check=True)
+    pyp.write_text(pyp.read_text().replace("print(1)", "print(2)").replace("# t", "# t, edited"))
+    subprocess.run(py2nb + [str(pyp), str(nbp)], check=True)
+    cells = json.loads(nbp.read_text())["cells"]
+    assert cells[1]["outputs"] and cells[1]["outputs"][0]["text"] == ["42\n"]
+    assert cells[2]["outputs"] == []
+
+
+# ---------------------------------------------------------------- the browser check
+class _Links(html.parser.HTMLParser):
+    def __init__(self): super().__init__(); self.ids = set()
+    def handle_starttag(self, tag, attrs):
+        for k, v in attrs:
+            if k in ("id", "name") and v: self.ids.add(v)
+
+@contextlib.contextmanager
+def serve(directory):
+    "Serve `directory` on 127.0.0.1 (an ephemeral port) in a thread; yield the base URL."
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a): pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(directory)))
+    th = threading.Thread(target=srv.serve_forever, daemon=True); th.start()
+    try: yield f"http://127.0.0.1:{srv.server_address[1]}/"
+    finally: srv.shutdown(); srv.server_close()
+
+@contextlib.contextmanager
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
+              "--hide-scrollbars"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    try: yield drv
+    finally: drv.quit()
+
+_PAGE_JS = r"""
+const body = document.body.cloneNode(true);
+body.querySelectorAll('pre, code, script, style, mjx-container, .jp-CodeMirrorEditor')
+    .forEach(e => e.remove());
+const text = body.textContent;
+return {
+  title: document.title,
+  rawTex: (text.match(/\$\$|\\\(|\\\)|\\\[|\\\]|\\[A-Za-z]{2,}|\$[^$\n]+\$/g) || []).slice(0, 5),
+  mathErrors: document.querySelectorAll('.MathJax_Error, merror, .mjx-merror').length,
+  typeset: document.querySelectorAll('.MathJax, .MathJax_Display, mjx-container').length,
+  badImages: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src.slice(0, 100)),
+  nImages: document.images.length,
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href).filter(h => h.startsWith(location.origin)),
+  headings: Array.from(document.querySelectorAll('h1, h2, h3, h4')).map(h => h.textContent.replace(/[#¶]\s*$/, '').trim()),
+};
+"""
+
+def check_pages(base, pages, *, drv, mathjax_timeout=60, shots=None):
+    """Load each page; return ({page: [problems]}, {page: info}). A page without problems maps to []."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    problems, infos, link_cache = {}, {}, {}
+    def get(url):
+        if url not in link_cache:
+            try:
+                with urllib.request.urlopen(url, timeout=20) as r: link_cache[url] = (r.status, r.read())
+            except urllib.error.HTTPError as e: link_cache[url] = (e.code, b"")
+        return link_cache[url]
+    for page in pages:
+        url, probs = base + page, []
+        status, _ = get(url)
+        if status != 200: probs.append(f"HTTP {status}")
+        drv.get_log("browser")                       # drop the previous page's messages
+        drv.get(url)
+        try: WebDriverWait(drv, mathjax_timeout).until(lambda d: d.execute_script("return window.__mathjaxDone === true"))
+        except Exception: probs.append("MathJax did not finish typesetting (not loaded?)")
+        info = drv.execute_script(_PAGE_JS)
+        if not info["title"].strip(): probs.append("no <title>")
+        errs = [e["message"][:200] for e in drv.get_log("browser") if e["level"] == "SEVERE"]
+        if errs: probs.append(f"JavaScript console errors: {errs}")
+        if info["rawTex"]: probs.append(f"untypeset math left on the page: {info['rawTex']}")
+        if info["mathErrors"]: probs.append(f"{info['mathErrors']} MathJax errors")
+        if info["badImages"]: probs.append(f"images not loaded: {info['badImages']}")
+        for link in sorted(set(info["links"])):
+            target, _, frag = link.partition("#")
+            st, body = get(target)
+            if st != 200: probs.append(f"broken internal link {link} (HTTP {st})"); continue
+            if frag and target.endswith(".html"):
+                p = _Links(); p.feed(body.decode("utf-8", "replace"))
+                ids = {urllib.parse.unquote(i) for i in p.ids}      # nbconvert percent-encodes non-ASCII ids
+                if urllib.parse.unquote(frag) not in ids: probs.append(f"broken anchor {link}")
+        if shots and page in shots:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            drv.save_screenshot(str(SHOTS / shots[page]))
+            if info["nImages"]:   # and one at the page's first figure
+                drv.execute_script("document.images[0].scrollIntoView({block: 'center'})")
+                drv.save_screenshot(str(SHOTS / shots[page].replace(".png", "_figure.png")))
+        problems[page], infos[page] = probs, info
+    return problems, infos
+
+@pytest.fixture(scope="module")
+def site_pages():
+    _need((DOCS / "pages.json").exists(), "the site is not built: run `python tools/build_docs.py`")
+    _need(Path(CHROMIUM).exists() and Path(DRIVER).exists(), "Debian chromium / chromium-driver not installed")
+    return json.loads((DOCS / "pages.json").read_text())
+
+def test_site_in_browser(site_pages):
+    "Every page: HTTP 200, a title, no console errors, math typeset, images loaded, internal links resolve."
+    pages = sorted(site_pages)
+    shots = {"index.html": "home.png", "mechanisms.html": "theory_mechanisms.png",
+             "tutorials/epsilon_delta.html": "tutorial_epsilon_delta.png"}
+    assert set(shots) <= set(pages)
+    t = time.time()
+    with serve(DOCS) as base, browser() as drv:
+        problems, infos = check_pages(base, pages, drv=drv, shots=shots)
+    # links into a page at an anchor that page lacks: nbdev's add_links links every symbol in _modidx (private helpers,
+    # methods without a show_doc entry); the Quarto site has the same dead anchors. Reported, not fatal.
+    anchors = {p: [x for x in v if x.startswith("broken anchor")] for p, v in problems.items()}
+    if any(anchors.values()): print("dead anchors (link to an existing page, at no entry):", {p: v for p, v in anchors.items() if v})
+    bad = {p: [x for x in v if not x.startswith("broken anchor")] for p, v in problems.items()}
+    bad = {p: v for p, v in bad.items() if v}
+    assert not bad, "\n".join(f"{p}: {'; '.join(v)}" for p, v in bad.items())
+    assert sum(i["typeset"] for i in infos.values()) > 100, "almost no typeset math on the whole site"
+    # the API page documents every public estimator (a class with `fit` importable from the package root)
+    import dp_causal_nb
+    ests = [n for n in dp_causal_nb.__all__ if isinstance(getattr(dp_causal_nb, n), type) and hasattr(getattr(dp_causal_nb, n), "fit")]
+    assert {"DPATE", "DPCATE"} <= set(ests)
+    heads = set(infos["api.html"]["headings"])
+    missing = [n for n in ests + ["DPATE.fit", "DPCATE.fit", "DPCATE.effect", "PrivacyAccountant.spend"] if n not in heads]
+    assert not missing, f"API page lacks entries for {missing}"
+    print(f"{len(pages)} pages checked in {time.time() - t:.0f} s; screenshots in {SHOTS}")
+    assert sorted(site_pages.values()) == [f"nbs/{p}" for p in build_docs.all_notebooks()], "a notebook has no page"
+
+def test_browser_check_catches_broken_pages(site_pages, tmp_path):
+    "Negative control: a page whose equations were not typeset, a missing figure, a dead link must all be caught."
+    for f in ("mathjax", "site.css", "styles.css"):
+        (tmp_path / f).symlink_to(DOCS / f)
+    good = (DOCS / "mechanisms.html").read_text(encoding="utf-8")
+    assert "$$" in good or "\\(" in good or "$" in good
+    (tmp_path / "good.html").write_text(good, encoding="utf-8")
+    (tmp_path / "nomath.html").write_text(good.replace("mathjax/tex-chtml-full.js", "mathjax/missing.js"), encoding="utf-8")
+    (tmp_path / "nofig.html").write_text(good.replace("</main>", '<img src="figure_missing.png"></main>'), encoding="utf-8")
+    (tmp_path / "deadlink.html").write_text(good.replace("</main>", '<a href="no_such_page.html">x</a></main>'), encoding="utf-8")
+    with serve(tmp_path) as base, browser() as drv:
+        problems, _ = check_pages(base, ["good.html", "nomath.html", "nofig.html", "deadlink.html"], drv=drv,
+                                  mathjax_timeout=10)
+    good_probs = [p for p in problems["good.html"] if "broken internal link" not in p and "broken anchor" not in p]
+    assert not good_probs, good_probs            # the control page is fine apart from links to pages not copied here
+    assert any("untypeset math" in p for p in problems["nomath.html"]), problems["nomath.html"]
+    assert any("MathJax did not finish" in p for p in problems["nomath.html"])
+    assert any("images not loaded" in p for p in problems["nofig.html"]), problems["nofig.html"]
+    assert any("no_such_page.html" in p for p in problems["deadlink.html"]), problems["deadlink.html"]

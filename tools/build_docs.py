@@ -1,0 +1,251 @@
+#!/usr/bin/env python
+"""Build the documentation website into `_docs/` without Quarto.
+
+    python tools/build_docs.py            # nbdev processing into _proc/, then render every page into _docs/
+    python tools/build_docs.py --serve    # ... and serve _docs/ on http://127.0.0.1:8000 (Ctrl-C to stop)
+
+Where Quarto is installed, `nbdev_docs` / `nbdev_preview` build the same site from the same files (`_quarto.yml`).
+
+Two stages:
+
+1. **nbdev's own processing.** Each notebook (and every other file under nbs/) goes through exactly what
+   `nbdev_proc_nbs` runs: `nbdev.serve._proc_file` + `nbdev.serve_drv.main` with nbdev's `FilterDefaults` processors
+   (front matter, `#| hide`/`#| export` handling, `show_doc` execution, doc links...), written to `_proc/`.
+   (`nbdev_proc_nbs` itself cannot be called here: it first tries to download and install Quarto.)
+2. **Rendering with nbconvert** (Jupyter's own, maintained converter; already a dev dependency): its HTML exporter with
+   the `lab` template, extended by `tools/docs_template/dpdocs` with a navbar and the sidebar of `_quarto.yml`.
+   Markdown is converted by nbconvert (mistune); math is typeset in the browser by MathJax 3, copied into the site
+   from its npm package (pinned in tools/docs_template/package.json, installed on first use): no CDN. The only adaptations of nbdev's Quarto-flavoured output are
+   small and listed in `adapt_for_nbconvert`: Quarto cell options (`#| echo/output/include`), pandoc link attributes
+   `{target=...}` and absolute links to the published site, which become relative links.
+
+Every notebook under nbs/ must be listed in exactly one sidebar section of `_quarto.yml` (the build stops otherwise).
+"""
+import argparse, concurrent.futures as cf, functools, html, http.server, json, os, re, shutil
+import sys, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NBS, PROC, DOCS = ROOT / "nbs", ROOT / "_proc", ROOT / "_docs"
+TEMPLATES = ROOT / "tools" / "docs_template"
+
+
+# ---------------------------------------------------------------- site configuration (the root _quarto.yml)
+def load_quarto(path=ROOT / "_quarto.yml"):
+    "The site configuration, with its `metadata-files` (nbs/nbdev.yml: title, description, repo) merged as Quarto does."
+    import yaml
+    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for f in cfg.get("metadata-files", []):
+        extra = yaml.safe_load((NBS / f).read_text(encoding="utf-8")) or {}
+        for k, v in extra.items():
+            cfg[k] = {**v, **cfg.get(k, {})} if isinstance(v, dict) else cfg.get(k, v)
+    return cfg
+
+def sidebar_sections(cfg=None):
+    "[(section title, [notebook path relative to nbs/, ...]), ...] from `website.sidebar.contents`."
+    cfg = cfg or load_quarto()
+    out = []
+    for sec in cfg["website"]["sidebar"]["contents"]:
+        out.append((sec["section"], [c if isinstance(c, str) else c["href"] for c in sec["contents"]]))
+    return out
+
+def all_notebooks():
+    "Every notebook nbdev would render (same folder/file skipping rules as nbdev's nbglob), relative to nbs/."
+    from nbdev.doclinks import nbglob
+    return sorted(str(Path(p).relative_to(NBS)) for p in nbglob(NBS, func=Path))
+
+def check_sidebar(cfg=None):
+    "Problems with the sidebar: notebooks listed in no section or twice, listed files that do not exist."
+    listed = [p for _, ps in sidebar_sections(cfg) for p in ps]
+    nbs = set(all_notebooks())
+    probs = [f"nbs/{p} is not in the sidebar: add it to a section of _quarto.yml" for p in sorted(nbs - set(listed))]
+    probs += [f"_quarto.yml lists {p}, which does not exist under nbs/" for p in listed if p not in nbs]
+    probs += [f"_quarto.yml lists {p} more than once" for p in sorted({p for p in listed if listed.count(p) > 1})]
+    return probs
+
+
+# ---------------------------------------------------------------- stage 1: nbdev processing
+PROC_TIMEOUT = 600   # seconds per notebook
+
+def _proc_one(src):
+    "Run nbdev's docs processing on one file, in this process (what nbdev_proc_nbs runs per file)."
+    import nbdev.serve, nbdev.serve_drv
+    job = nbdev.serve._proc_file(Path(src), cache=PROC, path=NBS)
+    if job: nbdev.serve_drv.main(job)
+
+def _proc_in_subprocess(src):
+    "One fresh process per file (nbdev's processing runs notebook cells in IPython); return (src, error or None)."
+    import subprocess
+    t = time.time()
+    try:
+        r = subprocess.run([sys.executable, __file__, "--proc-one", src], cwd=ROOT, capture_output=True, text=True,
+                           timeout=PROC_TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return src, f"nbdev processing did not finish in {PROC_TIMEOUT} s"
+    print(f"  processed {Path(src).relative_to(ROOT)} in {time.time() - t:.1f} s", flush=True)
+    if r.returncode: return src, "\n".join(l for l in r.stderr.splitlines() if not l.startswith("  "))[-3000:]
+    return src, None
+
+def nbdev_process(n_workers=2):
+    if PROC.exists(): shutil.rmtree(PROC)
+    PROC.mkdir()
+    from nbdev.doclinks import nbglob
+    files = [str(p) for p in nbglob(NBS, func=Path, file_glob="", file_re="")] + [str(NBS / "_quarto.yml")]
+    nbs = [f for f in files if f.endswith(".ipynb")]
+    for f in files:          # other files are only copied: do it here
+        if f not in nbs: _proc_one(f)
+    with cf.ThreadPoolExecutor(n_workers) as ex:
+        return [(s, e) for s, e in ex.map(_proc_in_subprocess, sorted(nbs, key=lambda f: -Path(f).stat().st_size)) if e]
+
+
+# ---------------------------------------------------------------- stage 2: render with nbconvert
+_ATTRS = re.compile(r'(\]\([^)\s]*\))\{[^}\n]*\}')           # pandoc link attributes: [x](url){target="_blank" ...}
+_OPT = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
+
+def _frontmatter(nb):
+    import yaml
+    for c in nb.cells:
+        if c.cell_type == "raw" and c.source.startswith("---"):
+            return yaml.safe_load(c.source.strip().strip("-")) or {}, c
+    return {}, None
+
+def _site_prefix():
+    from nbdev.config import get_config
+    cfg = get_config()
+    return (cfg.doc_host.rstrip("/") + "/" + cfg.doc_baseurl.strip("/") + "/").replace("//", "/").replace(":/", "://")
+
+def adapt_for_nbconvert(nb, root):
+    """Apply the Quarto semantics nbconvert does not know to a processed notebook (in place).
+
+    - cell options: `#| include: false` drops the cell, `#| echo: false` hides the code, `#| output: false` the
+      outputs; `#|` lines are not shown.  - `{target=...}` after a link is dropped (pandoc attribute syntax).
+    - links to the published site (doc_host + doc_baseurl, written by nbdev's `add_links`) become relative."""
+    prefix = _site_prefix()
+    def fix(text): return _ATTRS.sub(r"\1", text).replace(prefix, root)
+    keep = []
+    for c in nb.cells:
+        if c.cell_type == "raw": continue
+        if c.cell_type == "markdown":
+            c.source = fix(c.source); keep.append(c); continue
+        lines, opts = c.source.splitlines(), {}
+        while lines and _OPT.match(lines[0]):
+            k, v = _OPT.match(lines[0]).groups(); opts[k] = v.lower(); lines.pop(0)
+        if opts.get("include") == "false": continue
+        c.source = "\n".join(lines)
+        c.metadata["dp_hide_input"] = opts.get("echo") == "false"
+        if opts.get("output") == "false": c.outputs = []
+        for o in c.get("outputs", []):
+            for mime in ("text/markdown", "text/html"):
+                if mime in o.get("data", {}):
+                    d = o["data"][mime]; o["data"][mime] = fix("".join(d) if isinstance(d, list) else d)
+        if c.metadata["dp_hide_input"] and not c.get("outputs"): continue
+        keep.append(c)
+    nb.cells = keep
+
+def _add_lower_ids(page):
+    "nbdev's doc links use lowercase anchors (Quarto's ids); nbconvert keeps the heading's case: add both."
+    def rep(m):
+        i = m.group(2)
+        return m.group(0) if i == i.lower() else f'{m.group(0)}<span id="{html.escape(i.lower(), quote=True)}"></span>'
+    return re.sub(r'<h([1-6]) id="([^"]+)"[^>]*>', rep, page)
+
+def out_name(rel, fm):
+    "Output page for nbs/<rel>: the `output-file` nbdev puts in the front matter (numeric prefix stripped)."
+    return str(Path(rel).parent / fm.get("output-file", Path(rel).with_suffix(".html").name))
+
+def _exporter():
+    from nbconvert import HTMLExporter
+    return HTMLExporter(template_name="dpdocs", extra_template_basedirs=[str(TEMPLATES)], exclude_input_prompt=True,
+                        exclude_output_prompt=True, anchor_link_text="#")
+
+def render(pages, sidebar, cfg):
+    "Render each processed notebook; `pages` maps nbs-relative notebook path -> (output path, title, description)."
+    import nbformat
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    ex = _exporter()
+    site = cfg["website"]
+    for rel, (out, title, desc) in pages.items():
+        nb = nbformat.read(PROC / rel, as_version=4)
+        depth = len(Path(out).parts) - 1
+        root = "../" * depth
+        adapt_for_nbconvert(nb, root)
+        side = [{"title": s, "pages": [{"href": pages[p][0], "title": pages[p][1], "current": p == rel}
+                                       for p in ps if p in pages]} for s, ps in sidebar]
+        d = markdown2html_mistune(desc or "").strip()
+        d = re.sub(r"^<p>(.*)</p>$", r"\1", d, flags=re.S)
+        resources = {"metadata": {"name": title}, "site": {
+            "root": root, "title": title, "description": desc or "", "description_html": d, "sidebar": side,
+            "site_title": site.get("title", ""), "site_description": site.get("description", ""),
+            "repo_url": site.get("repo-url", "#"), "source": f"nbs/{rel}"}}
+        nb.metadata["title"] = f"{title} – {site.get('title', '')}" if rel != "index.ipynb" else site.get("title", title)
+        body, _ = ex.from_notebook_node(nb, resources=resources)
+        dst = DOCS / out
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(_add_lower_ids(body), encoding="utf-8")
+
+MATHJAX = TEMPLATES / "node_modules" / "mathjax" / "es5"
+
+def ensure_mathjax():
+    "MathJax 3 from its npm package (version pinned in tools/docs_template/package.json), installed once with npm."
+    if not (MATHJAX / "tex-chtml-full.js").exists():
+        import subprocess
+        npm = shutil.which("npm")
+        if not npm: sys.exit("build_docs: npm is needed once to install MathJax (apt-get install npm)")
+        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(TEMPLATES)], check=True)
+
+def copy_assets():
+    ensure_mathjax()   # the combined TeX/CHTML build and the files it loads (fonts, extensions); not the speech engine
+    shutil.copytree(MATHJAX, DOCS / "mathjax", ignore=lambda d, fs: [f for f in fs if f == "sre" or (
+        Path(d) == MATHJAX and f.endswith(".js") and f != "tex-chtml-full.js")])
+    shutil.copy2(TEMPLATES / "dpdocs" / "site.css", DOCS / "site.css")
+    for p in PROC.rglob("*"):   # non-notebook files nbdev copied (styles.css, images): keep them beside the pages
+        if p.is_file() and p.suffix not in (".ipynb", ".yml") and not p.name.startswith("."):
+            (DOCS / p.relative_to(PROC)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, DOCS / p.relative_to(PROC))
+    (DOCS / ".nojekyll").touch()
+
+def build(n_workers=2, keep_going=False):
+    t0 = time.time()
+    cfg = load_quarto(NBS / "_quarto.yml")
+    probs = check_sidebar(cfg)
+    if probs: sys.exit("build_docs: the sidebar does not match the notebooks:\n  " + "\n  ".join(probs))
+    errors = nbdev_process(n_workers)
+    failed = "build_docs: nbdev processing failed (nbdev_docs would fail the same way):\n" + "\n".join(
+        f"--- {Path(s).relative_to(ROOT)}\n{e}" for s, e in errors) + "\n(a cell with imports is run by nbdev's show_doc " \
+        "processing: keep imports in cells of their own, see nbdev's FAQ)"
+    if errors and not keep_going: sys.exit(failed)
+    t1 = time.time()
+    import nbformat
+    if DOCS.exists(): shutil.rmtree(DOCS)
+    DOCS.mkdir()
+    sidebar, pages = sidebar_sections(cfg), {}
+    for _, ps in sidebar:
+        for rel in ps:
+            if not (PROC / rel).exists(): continue   # --keep-going: a notebook nbdev could not process
+            fm, _ = _frontmatter(nbformat.read(PROC / rel, as_version=4))
+            pages[rel] = (out_name(rel, fm), str(fm.get("title", Path(rel).stem)), fm.get("description", ""))
+    render(pages, sidebar, cfg)
+    copy_assets()
+    (DOCS / "pages.json").write_text(json.dumps({v[0]: f"nbs/{k}" for k, v in pages.items()}, indent=1))
+    print(f"build_docs: {len(pages)} pages in {DOCS.relative_to(ROOT)}/ "
+          f"(nbdev processing {t1 - t0:.0f} s, rendering {time.time() - t1:.0f} s)")
+    if errors: sys.exit(failed)
+    return pages
+
+def serve(port=8000):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(DOCS))
+    print(f"serving {DOCS} on http://127.0.0.1:{port}/")
+    http.server.ThreadingHTTPServer(("127.0.0.1", port), handler).serve_forever()
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--serve", action="store_true", help="serve _docs/ on 127.0.0.1 after building")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--n_workers", type=int, default=2)
+    ap.add_argument("--keep-going", action="store_true", help="render the pages nbdev could process, then fail")
+    ap.add_argument("--proc-one", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    os.chdir(ROOT)
+    if a.proc_one: _proc_one(a.proc_one); sys.exit(0)
+    build(a.n_workers, a.keep_going)
+    if a.serve: serve(a.port)

@@ -1,0 +1,148 @@
+#!/usr/bin/env python
+"""Re-execute notebooks and store their outputs in them (tables, figures, audit numbers), as nbdev/fastcore do.
+
+    python tools/run_nbs.py nbs/00_core.ipynb nbs/tutorials/*.ipynb   # quick mode (IN_TEST=1, what nbdev_test runs)
+    python tools/run_nbs.py --all                                      # every notebook under nbs/
+    python tools/run_nbs.py --full nbs/12_dp_ate_experiments.ipynb     # full mode: long experiments, `#| slow` cells
+    python tools/run_nbs.py --check                                    # CI: fail if any stored output is stale
+
+Each notebook runs in a fresh Python process with nbdev's own engine (execnb's CaptureShell, as `nbdev_test`), in
+its folder, cells skipped exactly as `nbdev_test` skips them (`#| eval: false`, and in quick mode the `tst_flags` of
+settings.ini); matplotlib figures are stored as small PNGs (72 dpi). A notebook that raises is not written.
+The notebook is then cleaned as `nbdev_clean` does, so `nbdev_clean` leaves no diff.
+
+Staleness (cheap, no execution): `nbs/_outputs.json` records, per notebook, a hash of its code cells' sources at
+execution time and a hash of the outputs stored. `--check` recomputes both: a notebook whose code changed since its
+outputs were stored (or whose outputs were edited or dropped) fails, with the command that refreshes it. Markdown edits
+do not make outputs stale. Not detected: a change in the library that changes a notebook's outputs without changing
+its code; re-run the notebooks of a module you change (or `--all`).
+"""
+import argparse, hashlib, json, os, subprocess, sys, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NBS = ROOT / "nbs"
+MANIFEST = NBS / "_outputs.json"
+DPI = 72
+
+def rel(p): return Path(p).resolve().relative_to(ROOT).as_posix()
+
+def code_hash(nb:dict) -> str:
+    "Hash of the code cells' sources, in order (what the stored outputs were computed from)."
+    h = hashlib.sha256()
+    for c in nb["cells"]:
+        if c["cell_type"] == "code": h.update(("".join(c["source"]) + "\0").encode())
+    return h.hexdigest()[:16]
+
+def outputs_hash(nb:dict) -> str:
+    "Hash of the stored outputs, in order (detects outputs dropped or edited by hand)."
+    outs = [c.get("outputs", []) for c in nb["cells"] if c["cell_type"] == "code"]
+    return hashlib.sha256(json.dumps(outs, sort_keys=True).encode()).hexdigest()[:16]
+
+def all_notebooks():
+    from nbdev.doclinks import nbglob
+    return sorted(rel(p) for p in nbglob(NBS, func=Path))
+
+def load_manifest() -> dict:
+    return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
+
+def write_json_nb(path, nb:dict):
+    "Clean as nbdev_clean does and write in its format (so `nbdev_clean` leaves no diff)."
+    from nbdev.clean import clean_nb
+    from nbdev.config import get_config
+    cfg = get_config()
+    clean_nb(nb, clear_all=False, allowed_metadata_keys=cfg.get("allowed_metadata_keys", "").split(),
+             allowed_cell_metadata_keys=cfg.get("allowed_cell_metadata_keys", "").split(), clean_ids=True)
+    Path(path).write_text(json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+# ------------------------------------------------------------------ one notebook (in its own process)
+def run_one(path, full=False):
+    "Execute one notebook in this process and store its outputs; return the seconds it took."
+    from execnb.nbio import read_nb
+    from execnb.shell import CaptureShell
+    from nbdev.process import extract_directives
+    from nbdev.config import get_config
+    path = Path(path).resolve()
+    if full: os.environ.pop("IN_TEST", None)
+    else: os.environ["IN_TEST"] = "1"
+    flags = set() if full else set(get_config().get("tst_flags", "").split())
+    nb = read_nb(path)
+    def skip(cell):
+        if cell.cell_type != "code": return True
+        if "nbdev_export" + "(" in cell.source: return True
+        d = extract_directives(cell, remove=False)
+        if d.get("eval:", [""])[0].lower() == "false": return True
+        return bool(flags & d.keys())
+    t = time.time()
+    os.chdir(path.parent)
+    k = CaptureShell(path, mpl_format="png")
+    k._run(f"import matplotlib as _mpl; _mpl.rcParams['figure.dpi'] = {DPI}; del _mpl")
+    ran = []
+    for i, cell in enumerate(nb.cells):
+        if skip(cell): continue
+        k.cell(cell)
+        if k.exc: sys.exit(f"{rel(path)}: cell {i} raised; "
+                           f"outputs not stored\n{k.prettytb(fname=path)}")
+        ran.append(i)
+    secs = time.time() - t
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    for i, c in enumerate(raw["cells"]):
+        if c["cell_type"] != "code": continue
+        c["outputs"] = [dict(o) for o in nb.cells[i].outputs] if i in ran else []
+        for o in c["outputs"]:
+            if "execution_count" in o: o["execution_count"] = None
+        c["execution_count"] = None
+    write_json_nb(path, raw)
+    return secs
+
+def record(path, mode, secs):
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    m = load_manifest()
+    m[rel(path)] = {"code": code_hash(nb), "outputs": outputs_hash(nb), "mode": mode, "seconds": round(secs)}
+    MANIFEST.write_text(json.dumps(dict(sorted(m.items())), indent=1) + "\n")
+
+# ------------------------------------------------------------------ the check
+def stale(manifest=None, notebooks=None):
+    "[(notebook, reason)] for every notebook whose stored outputs do not match its code."
+    manifest = load_manifest() if manifest is None else manifest
+    out = []
+    for p in (all_notebooks() if notebooks is None else notebooks):
+        nb = json.loads((ROOT / p).read_text(encoding="utf-8"))
+        m = manifest.get(p)
+        if m is None: out.append((p, "no stored outputs recorded"))
+        elif m["code"] != code_hash(nb): out.append((p, "its code changed since its outputs were stored"))
+        elif m["outputs"] != outputs_hash(nb): out.append((p, "its stored outputs were edited or dropped"))
+    return out
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("notebooks", nargs="*")
+    ap.add_argument("--all", action="store_true", help="every notebook under nbs/")
+    ap.add_argument("--full", action="store_true", help="full mode: no IN_TEST, run `#| slow` cells too")
+    ap.add_argument("--check", action="store_true", help="only check that stored outputs are current")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.one:
+        secs = run_one(a.one, a.full); print(json.dumps({"seconds": secs})); return
+    if a.check:
+        bad = stale()
+        for p, why in bad: print(f"STALE {p}: {why}: run `python tools/run_nbs.py {p}`")
+        if bad: sys.exit(f"{len(bad)} notebook(s) with stale stored outputs; refresh them all with "
+                         "`python tools/run_nbs.py --all` and commit the notebooks and nbs/_outputs.json")
+        print(f"stored outputs are current for all {len(all_notebooks())} notebooks"); return
+    nbs = all_notebooks() if a.all else [rel(p) for p in a.notebooks]
+    if not nbs: ap.error("name notebooks or pass --all")
+    total, failed = time.time(), []
+    for p in nbs:
+        cmd = [sys.executable, __file__, "--one", p] + (["--full"] if a.full else [])
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if r.returncode:
+            failed.append(p); print(f"FAILED {p}\n{r.stderr[-3000:]}", flush=True); continue
+        secs = json.loads(r.stdout.strip().splitlines()[-1])["seconds"]
+        record(ROOT / p, "full" if a.full else "quick", secs)
+        print(f"stored outputs of {p} ({'full' if a.full else 'quick'} mode, {secs:.0f} s)", flush=True)
+    print(f"{len(nbs) - len(failed)}/{len(nbs)} notebooks in {time.time() - total:.0f} s")
+    if failed: sys.exit(f"failed: {' '.join(failed)}")
+
+if __name__ == "__main__":
+    main()
