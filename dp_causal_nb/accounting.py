@@ -345,9 +345,38 @@ class _PartView(_Shared, _Owner):
     def __repr__(self):
         return f"part {self.part_name!r} of block '{self._parent.label}': spent {self._alg.fmt(self.spent)}"
 
-# %% ../nbs/02_accounting.ipynb #2240c11a
+# %% ../nbs/02_accounting.ipynb #1fd33d0b
 class PrivacyAccountant(_Accountant):
-    "Records (ε, δ) spends with labels; raises `BudgetError` (recording nothing) before any overspend."
+    """Records (ε, δ) spends with labels; raises `BudgetError` (recording nothing) before any overspend.
+
+    Composition is basic (sums of ε and of δ); spends on disjoint parts of a public split go in a parallel block
+    (``parallel``), which costs the maximum over parts.
+
+    Parameters
+    ----------
+    epsilon : float, default inf
+        Total ε budget (inf: unlimited, record only).
+    delta : float, default 0
+        Total δ budget.
+
+    Attributes
+    ----------
+    spent, remaining : (float, float)
+        What has been spent and what is left.
+    ledger : list of Spend
+        Every recorded release, with its label (and its parts for a parallel block).
+
+    Examples
+    --------
+    >>> from dp_causal_nb import PrivacyAccountant, BudgetError
+    >>> acc = PrivacyAccountant(1.0, 1e-6)
+    >>> acc.spend(0.6, 1e-7, label="first release")
+    >>> try: acc.spend(0.6, 0.0, label="second release")
+    ... except BudgetError: print("refused before any noise is drawn")
+    refused before any noise is drawn
+    >>> acc.spent[0], acc.spent[1] == 1e-7
+    (0.6, True)
+    """
     _alg = _EpsDelta
     def __init__(self, epsilon=np.inf, delta=0.0):
         eps, dlt = check_epsilon_delta(epsilon, delta)
@@ -402,13 +431,33 @@ class _EDPart(_PartView):
         self._block = _EDBlock(self, label); return self._block
 _EDBlock._view_cls = _EDPart
 
-# %% ../nbs/02_accounting.ipynb #b0a0a214
+# %% ../nbs/02_accounting.ipynb #2cf69d03
 def _no_ed_spend(*args, **kwargs):
     raise TypeError("a GDP accountant is charged in μ: call spend_gdp(mu, label=...) (μ = sensitivity/σ for a "
                     "Gaussian mechanism); an (ε, δ) release cannot be converted to μ-GDP, use a PrivacyAccountant")
 
 class GDPAccountant(_Accountant):
-    "Records μ-GDP spends with labels (composition: sqrt of the sum of squares); raises `BudgetError` before overspending."
+    """Records μ-GDP spends with labels (composition: sqrt of the sum of squares); raises `BudgetError` before overspending.
+
+    Parameters
+    ----------
+    mu : float, default inf
+        Total μ budget (inf: unlimited, record only).
+
+    Attributes
+    ----------
+    spent, remaining : float
+        μ spent and μ left.
+    ledger : list of Spend
+
+    Examples
+    --------
+    >>> from dp_causal_nb import GDPAccountant
+    >>> acc = GDPAccountant(mu=1.0)
+    >>> acc.spend_gdp(0.6, label="a"); acc.spend_gdp(0.8, label="b")   # sqrt(0.36 + 0.64) = 1
+    >>> round(acc.spent, 6)
+    1.0
+    """
     _alg = _Gdp
     spend = check = staticmethod(_no_ed_spend)   # guard: an estimator's spend(epsilon, ...) must not be read as μ
     def __init__(self, mu=np.inf):
@@ -472,11 +521,25 @@ class _GPart(_PartView):
     def spent(self) -> float: return self._spent_t()[0]
 _GBlock._view_cls = _GPart
 
-# %% ../nbs/02_accounting.ipynb #3e375d64
+# %% ../nbs/02_accounting.ipynb #ab134be3
 _DEFAULT = {"accountant": None, "token": None}
 
 def default_accountant():
-    "The library-wide accountant charged by every release that is given none (unlimited budget unless set)."
+    """The library-wide accountant charged by every release that is given none (unlimited budget unless set).
+
+    Returns
+    -------
+    PrivacyAccountant or GDPAccountant
+        The accountant of this process (a fresh unlimited PrivacyAccountant at first use, or after a fork).
+
+    Examples
+    --------
+    >>> from dp_causal_nb import default_accountant, set_default_accountant, PrivacyAccountant
+    >>> old = set_default_accountant(PrivacyAccountant(2.0, 1e-6))
+    >>> default_accountant().budget
+    (2.0, 1e-06)
+    >>> _ = set_default_accountant(old)
+    """
     if _DEFAULT["accountant"] is None or _DEFAULT["token"] != _PROCESS["token"]:   # none yet, or inherited by fork
         acc = PrivacyAccountant()
         # a worker of a process that uses the library: its releases could never reach the parent's ledger (or budget)
@@ -485,7 +548,24 @@ def default_accountant():
     return _DEFAULT["accountant"]
 
 def set_default_accountant(accountant=None):
-    "Replace the default accountant (`None`: a fresh unlimited one); returns the previous default."
+    """Replace the default accountant (`None`: a fresh unlimited one); returns the previous default.
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant, GDPAccountant or None
+
+    Returns
+    -------
+    The previous default accountant.
+
+    Examples
+    --------
+    >>> from dp_causal_nb import default_accountant, set_default_accountant, PrivacyAccountant
+    >>> old = set_default_accountant(PrivacyAccountant(1.0))
+    >>> isinstance(default_accountant(), PrivacyAccountant)
+    True
+    >>> _ = set_default_accountant(old)
+    """
     if accountant is not None and not isinstance(accountant, (PrivacyAccountant, GDPAccountant)):
         raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(accountant).__name__}")
     old = default_accountant(); _DEFAULT.update(accountant=accountant, token=_PROCESS["token"])

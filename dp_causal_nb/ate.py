@@ -161,7 +161,7 @@ def ate_scores(estimator:str, T, Yc, nuis:dict) -> np.ndarray:
     m0, m1 = nuis["m0"], nuis["m1"]
     return m1 - m0 + T * nuis["w1"] * (Yc - m1) - (1 - T) * nuis["w0"] * (Yc - m0)
 
-# %% ../nbs/11_dp_ate.ipynb #b4a7c82b
+# %% ../nbs/11_dp_ate.ipynb #06fa5e25
 def _check_model(model, kind):
     need = ("fit", "predict_proba") if kind == "propensity_model" else ("fit", "predict")
     if not all(hasattr(model, a) for a in need):
@@ -218,7 +218,33 @@ def cross_fit_ate(Y, T, *, X=None, estimator:str="aipw", n_folds:int|None=None, 
                   out_of_bounds:str="raise", n_jobs=None, random_state=None, progress:bool=False,
                   warn_fallback:bool=True, # FoldFallbackWarning with the number of fallback folds (curator diagnostic)
                  ) -> CrossFitResult:
-    "The non-private fold-ensemble ATE (Algorithm 1 without noise) and its standard error √V̂."
+    """The NON-private fold-ensemble ATE (Algorithm 1 without noise) and its standard error √V̂, for analysis and teaching.
+
+    Parameters
+    ----------
+    Y, T : arrays of shape (n,); X : array of shape (n, d), optional
+        Outcomes (within ``outcome_bounds``), binary treatment, covariates.
+    estimator, n_folds, outcome_bounds, propensity_clip, propensity_model, outcome_model, out_of_bounds :
+        As for ``DPATE`` (fold design).
+    folds : array of n ints, optional
+        Public fold ids; None draws them from ``random_state``.
+    warn_fallback : bool
+        Warn (FoldFallbackWarning, a data-dependent diagnostic: never publish it) when folds fell back to constants.
+
+    Returns
+    -------
+    CrossFitResult
+        ``ate``, ``stderr``, per-record ``scores`` (NOT private), ``folds``, ``n_folds``, ``n_fallback_folds``.
+
+    Examples
+    --------
+    >>> from dp_causal_nb import cross_fit_ate
+    >>> from dp_causal_nb.datasets import ate_k_study
+    >>> ds = ate_k_study(2000, random_state=0)
+    >>> r = cross_fit_ate(ds.Y, ds.T, X=ds.X, n_folds=5, outcome_bounds=ds.outcome_bounds, random_state=0)
+    >>> abs(r.ate - ds.ate) < 4 * r.stderr
+    True
+    """
     est, c = _check_estimator(estimator), _check_clip(propensity_clip)
     pm, om = _models(propensity_model, outcome_model)
     if out_of_bounds not in ("raise", "clip"): raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {out_of_bounds!r}")
@@ -350,7 +376,7 @@ def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt,
     m = int(F.sum()); tau = float(G.mean())
     return tau, float(np.sqrt(np.sum((G - tau)**2) / (m * (m - 1)))), m, sizes
 
-# %% ../nbs/11_dp_ate.ipynb #8e80a623
+# %% ../nbs/11_dp_ate.ipynb #16d28313
 DESIGNS = ("auto", "fold", "split")
 
 class DPATE(BaseEstimator):
@@ -443,9 +469,11 @@ class DPATE(BaseEstimator):
     >>> rng = np.random.default_rng(0); n = 4000
     >>> X = rng.uniform(-1, 1, (n, 3)); T = rng.binomial(1, 0.5, n)
     >>> Y = np.clip(0.5 * T + X[:, 0] + rng.normal(0, 0.3, n), -3, 3)
-    >>> m = DPATE(epsilon=1.0, delta=1e-6, outcome_bounds=(-3, 3), x_bounds=(-1, 1), random_state=0).fit(Y, T, X=X)
-    >>> m.design_, round(m.ate_, 1)
-    ('split', 0.5)
+    >>> m = DPATE(epsilon=4.0, delta=1e-6, outcome_bounds=(-3, 3), x_bounds=(-1, 1), random_state=0).fit(Y, T, X=X)
+    >>> m.design_, m.conf_int_[0] < 0.5 < m.conf_int_[1]     # the true ATE is 0.5
+    ('split', True)
+    >>> print(m.summary())                                  # doctest: +ELLIPSIS
+    DP-ATE [aipw, split design, split 800/800/800/1600, n=4000]: ...
     """
     def __init__(self, estimator:str="aipw", design:str="auto", n_folds:int|None=None, epsilon:float|None=None,
                  delta:float|None=None, mu:float|None=None, outcome_bounds=None, x_bounds=None,
@@ -662,7 +690,7 @@ class DPATE(BaseEstimator):
                          "bounds allow: the noise dominates at this n and epsilon")
         return "\n".join(lines)
 
-# %% ../nbs/11_dp_ate.ipynb #3245be31
+# %% ../nbs/11_dp_ate.ipynb #fa5c84c5
 @dataclass
 class MetaAnalysis:
     "Combined estimate of several private ATE releases (post-processing only)."
@@ -672,7 +700,33 @@ def meta_analysis(ates, # released private ATEs, or fitted DPATE objects (then s
                   stderrs=None, # their released standard errors √V̂_DP
                   *, weights:str="inverse_variance", # or 'paper' (λ ∝ V^{-1/2}, Prop. 1)
                   level:float=0.95) -> MetaAnalysis:
-    "Variance-minimising (default) or paper-weighted meta-analysis of independent private ATE estimates."
+    """Variance-minimising (default) or paper-weighted meta-analysis of independent private ATE estimates.
+
+    Post-processing only: it uses the released estimates and standard errors (unclamped ``ate_raw_`` of fitted DPATE
+    objects) and costs no budget.
+
+    Parameters
+    ----------
+    ates : sequence of floats, or of fitted DPATE objects (then ``stderrs=None``)
+    stderrs : sequence of floats, optional
+        The released standard errors √V̂_DP.
+    weights : {'inverse_variance', 'paper'}
+        λ ∝ 1/V (minimises the combined variance) or λ ∝ V^{-1/2} (Prop. 1 of the paper).
+    level : float
+        Confidence level of the combined interval.
+
+    Returns
+    -------
+    MetaAnalysis
+        ``ate``, ``stderr``, ``conf_int``, ``weights``, ``method``.
+
+    Examples
+    --------
+    >>> from dp_causal_nb import meta_analysis
+    >>> r = meta_analysis([0.1, 0.3], [0.1, 0.2])
+    >>> round(r.ate, 2), r.weights.round(2).tolist()
+    (0.14, [0.8, 0.2])
+    """
     if stderrs is None:
         fits = list(ates)
         if not all(hasattr(m, "ate_") and getattr(m, "stderr_", None) is not None for m in fits):
