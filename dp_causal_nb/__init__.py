@@ -5,6 +5,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "DPATE": "ate", "meta_analysis": "ate", "cross_fit_ate": "ate",
     "DPCATE": "cate",
+    "DPSLearner": "meta", "DPTLearner": "meta", "DPXLearner": "meta", "DPRLearner": "meta", "DPDRLearner": "meta",
     "release_cate_function": "functional", "release_shareable_cate_function": "functional",
     "SharedCATEFunction": "functional", "PublishedCATEValues": "functional",
     "DPLogisticRegression": "erm", "DPRidgeRegression": "erm",
