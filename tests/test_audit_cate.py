@@ -20,7 +20,7 @@ from dp_causal_nb.mechanisms import gaussian_sigma, gdp_mu
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.accounting import PrivacyAccountant, default_accountant, set_default_accountant
 from dp_causal_nb.core import BudgetError, PrivacyLeakWarning
-from dp_causal_nb.ges import AffineFeatures
+from dp_causal_nb.features import AffineFeatures
 
 XB, YB, EPS, DELTA = ([0.0, 0.0], [1.0, 1.0]), (-1.0, 1.0), 1.0, 1e-5
 XQ = np.array([[0.1, 0.1], [0.9, 0.9], [0.1, 0.9], [0.9, 0.1], [0.5, 0.5]])
