@@ -14,7 +14,7 @@ from .cate import DPCATE
 # %% auto #0
 __all__ = ['pehe', 'pehe_experiment', 'pehe_table', 'plot_pehe', 'functional_pehe_experiment', 'pehe_markdown']
 
-# %% ../nbs/19_experiments.ipynb #fab82ce2
+# %% ../nbs/19_experiments.ipynb #734d2f58
 def pehe(tau_hat, tau) -> float:
     "Precision in estimating heterogeneous effects: $\\sqrt{\\mathrm{mean}((\\hat\\tau-\\tau)^2)}$."
     return float(np.sqrt(np.mean((np.asarray(tau_hat) - np.asarray(tau)) ** 2)))
@@ -31,7 +31,7 @@ def pehe_experiment(dataset:str="Dataset 1", # "Dataset 1" or "Dataset 2" (dp_ca
     for (n, rep), child in zip(jobs, ss.spawn(len(jobs))):
         rng = np.random.default_rng(child)
         ds = make(n, random_state=rng); q = ds.dgp.sample(n_queries, rng)
-        kw = dict(x_bounds=ds.x_bounds, y_bounds=ds.y_bounds, delta=delta, **dpcate_kwargs)
+        kw = dict(x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, delta=delta, **dpcate_kwargs)
         base = dict(dataset=dataset, n=n, rep=rep, constant=float(np.std(q.tau)))
         seeds = iter(spawn_generators(rng, 1 + len(epsilons) * len(calibrations)))   # one stream per fit
         est = DPCATE(epsilon=np.inf, calibration="global", random_state=next(seeds), **kw).fit(ds.Y, ds.T, X=ds.X)
@@ -86,7 +86,7 @@ def _tqdm(total, disable, desc):
     from tqdm.auto import tqdm   # optional dev dependency: imported only when an experiment runs
     return tqdm(total=total, disable=disable, desc=desc)
 
-# %% ../nbs/19_experiments.ipynb #d4632807
+# %% ../nbs/19_experiments.ipynb #aaec37b3
 def functional_pehe_experiment(dataset:str="Dataset 1", *, n:int=3000, epsilons=(0.5, 1, 2, 4, 8, 16), n_runs:int=3,
                                n_test:int=300, bandwidth:float|None=None, lam:float=0.05, delta:float=1e-5,
                                propensity_clip:float=0.1, modes=("strict", "proof"), finite:bool=True,
@@ -98,7 +98,7 @@ def functional_pehe_experiment(dataset:str="Dataset 1", *, n:int=3000, epsilons=
     for run in range(n_runs):
         ds = make(n, random_state=1000 * random_state + run)
         test = ds.dgp.sample(n_test, random_state=10_000 + run)
-        kw = dict(final="kernel", learner="r", delta=delta, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds,
+        kw = dict(final="kernel", learner="r", delta=delta, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
                   propensity_clip=propensity_clip, lam=lam, bandwidth=bandwidth, random_state=run)
         est = DPCATE(epsilon=np.inf, **kw).fit(ds.Y, ds.A, X=ds.X)
         rows.append(dict(dataset=dataset, run=run, epsilon=np.inf, method="non-private", pehe=pehe(est.effect(test.X), test.tau)))

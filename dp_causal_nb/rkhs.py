@@ -16,8 +16,8 @@ gaussian_kernel = _features.gaussian_kernel   # the old import path (dp_causal_n
 # %% auto #0
 __all__ = ['gaussian_kernel', 'LAMBDA_CONVENTION', 'SOLVER_FRACTION', 'FLOOR_MARGIN', 'check_lam', 'LipschitzLoss',
            'AbsoluteLoss', 'HuberLoss', 'SquaredLoss', 'squared_loss_bound', 'check_loss', 'solver_tolerance',
-           'KernelRegression', 'rkhs_sensitivity', 'fit_kernel_regression', 'objective', 'duality_gap', 'solver_gap',
-           'rkhs_distance', 'sensitivity_check']
+           'KernelRegression', 'rkhs_sensitivity', 'fit_kernel_regression', 'objective', 'solver_gap', 'rkhs_distance',
+           'sensitivity_check']
 
 # %% ../nbs/09_rkhs.ipynb #1a74c958
 LAMBDA_CONVENTION = "J(g) = (1/n) sum_i rho_i * loss(g(x_i), phi_i) + lam * ||g||_H^2"
@@ -255,7 +255,7 @@ def _solve_box_qp(qp, tau_hat, *, newton:int=30):
     ok, gap, err, _ = test(x)
     return done(x, "certified" if ok else "a-priori", gap, err)
 
-# %% ../nbs/09_rkhs.ipynb #4750a4f7
+# %% ../nbs/09_rkhs.ipynb #5117ac65
 @dataclass(repr=False)
 class KernelRegression:
     "ĝ = Σ γ_i k(·, x_i) = Σ α_i K(·, x_i) with α = γ/κ. Holds training inputs: curator-only, never publish."
@@ -347,17 +347,6 @@ def objective(fit:KernelRegression, X, y, weights=None) -> float:
     rho = np.ones(len(y)) if weights is None else np.asarray(weights, float)
     r = fit.predict(X) - y
     return float(np.mean(rho * fit.loss.value(r)) + fit.lam * math.exp(2 * fit.log_rkhs_norm()))
-
-def duality_gap(fit:KernelRegression, X, y, weights=None) -> float:
-    "Primal J_D(ĝ) minus the dual value at the fitted α, the plain way (>= 0; 0 iff optimal). Needs κ representable."
-    rho = np.ones(len(y)) if weights is None else np.asarray(weights, float)
-    kap = math.exp(fit.log_kappa); alpha = fit.alpha
-    on = rho > 0
-    d, _ = fit.loss.dual(rho[on], fit.lam, fit.n)
-    K = kap * unnormalised_kernel(X, X, fit.bandwidth)
-    a = alpha[on]
-    dual = 2 * fit.lam * (a @ y[on] - 0.5 * a @ K[np.ix_(on, on)] @ a - 0.5 * (d * a) @ a)
-    return objective(fit, X, y, rho) - dual
 
 def solver_gap(fit:KernelRegression, y, weights=None, kernel_matrix=None) -> float:
     "The certificate recomputed from the fit: J(ĝ) - D(α) = (L²/n) Σ ρ_i t̂_i (Fenchel–Young form; log-safe)."

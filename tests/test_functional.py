@@ -24,7 +24,8 @@ def small():
 @pytest.fixture(scope="module")
 def fitted():
     ds = dataset1(400, random_state=1)
-    kw = dict(final="kernel", learner="r", epsilon=2.0, delta=1e-5, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds,
+    kw = dict(final="kernel", learner="r", epsilon=2.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
+              out_of_bounds="clip",   # the neighbour tests below put a record far outside the declared ranges
               propensity_clip=0.1, lam=0.05, bandwidth=0.4)
     return ds, kw
 
