@@ -27,7 +27,7 @@ __all__ = ['stage2_constants', 'NOISE_MODES', 'functional_noise_scales', 'check_
            'PrivateCATEFunction', 'PublishedCATEValues', 'private_kernel_function', 'release_cate_function',
            'SharedCATEFunction', 'release_shareable_function', 'release_shareable_cate_function']
 
-# %% ../nbs/10_functional.ipynb #43ed70de
+# %% ../nbs/10_functional.ipynb #83c0ce31
 NOISE_MODES = ("strict", "paper", "proof")
 
 def functional_noise_scales(epsilon:float, delta:float, *,
@@ -50,7 +50,7 @@ def check_noise_mode(noise) -> str:
     if noise not in NOISE_MODES: raise ValueError(f"noise must be one of {NOISE_MODES}, got {noise!r}")
     return noise
 
-def select_noise_scale(scales:dict, noise:str="strict") -> float:
+def select_noise_scale(scales:dict, noise:str="proof") -> float:
     "r for the mode; noise='paper' warns (PrivacyLeakWarning) when Eq. (19) is below the strict scale."
     noise = check_noise_mode(noise)
     if noise == "strict": return scales["strict"]
@@ -224,9 +224,9 @@ class PublishedCATEValues:
         if len(a["values"]) != len(a["points"]): raise ReleaseFormatError(f"{path}: points and values differ in length")
         return cls(points=a["points"], values=a["values"], info=info)
 
-# %% ../nbs/10_functional.ipynb #cd23fa64
+# %% ../nbs/10_functional.ipynb #d81c5cc3
 def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_max=1.0, weighted_lipschitz=None,
-                     noise="strict", solver_tol=None) -> dict:
+                     noise="proof", solver_tol=None) -> dict:
     "Every public quantity of a functional release (no data): Δ, τ, inflation, scales, r, μ, charged ε, info."
     noise = check_noise_mode(noise)
     eps, dlt = check_epsilon_delta(epsilon, delta, require_delta=True)
@@ -256,7 +256,7 @@ def _charge(accountant, plan:dict, label:str):
     else: raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(acc).__name__}")
     return acc
 
-# %% ../nbs/10_functional.ipynb #235680e6
+# %% ../nbs/10_functional.ipynb #80331573
 _PATH_OPTIONS = dict(jitter=1e-8, max_points=16_384, warn_points=5_000)
 
 def _path_options(kw:dict) -> dict:
@@ -286,7 +286,7 @@ def _kernel_release(X, phi, weights, x_bounds, plan:dict, rng, *, warn_training_
 
 def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float, loss:LipschitzLoss, x_bounds,
                             epsilon:float, delta:float, rho_max:float=1.0, weighted_lipschitz:float|None=None,
-                            noise:str="strict", solver_tol:float|None=None, accountant=None,
+                            noise:str="proof", solver_tol:float|None=None, accountant=None,
                             warn_training_queries:bool=False, random_state=None, **kw) -> PrivateCATEFunction:
     """Fit ĝ_D (rkhs) and wrap it with the Theorem-3 GP noise. `weighted_lipschitz`: public M >= sup ρ_i L_i (default ρ_max·L).
 
@@ -306,7 +306,7 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     rng = noise_generator(random_state)                                    # a Generator is advanced only now
     return _kernel_release(X, phi, weights, xb, plan, rng, warn_training_queries=warn_training_queries, **options)
 
-# %% ../nbs/10_functional.ipynb #1d98ac98
+# %% ../nbs/10_functional.ipynb #7981afd0
 def _stage_release(est) -> StageRelease:
     "The `StageRelease` of a fitted estimator (`second_stage_release()`), or the one given."
     rel = est.second_stage_release() if hasattr(est, "second_stage_release") else est
@@ -337,7 +337,7 @@ def _dpcate_plan(est, **kw):
     return rel, plan
 
 def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_stage.StageRelease
-                          *, noise:str="strict", jitter:float=1e-8, max_points:int=16_384,
+                          *, noise:str="proof", jitter:float=1e-8, max_points:int=16_384,
                           random_state=None) -> PrivateCATEFunction:
     "Theorem 3 (corrected): the whole private CATE function from a fitted DPCATE(final='kernel'). Curator-side object."
     noise = check_noise_mode(noise); options = _path_options(dict(jitter=jitter, max_points=max_points))   # public first

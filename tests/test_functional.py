@@ -90,7 +90,7 @@ def test_paper_mode_warns_when_below_strict():
     kw = dict(bandwidth=1.0, lam=1.0, loss=AbsoluteLoss(), x_bounds=(np.zeros(q), np.ones(q)), epsilon=1.0, delta=1e-5)
     with pytest.warns(PrivacyLeakWarning, match="NOT"):
         fp = private_kernel_function(X, y, noise="paper", **kw)
-    fs = private_kernel_function(X, y, **kw)
+    fs = private_kernel_function(X, y, noise="strict", **kw)
     assert fs.noise_scale >= fp.noise_scale and fs.noise_scale >= fs.info["scales"]["hall"]
 
 def test_release_from_dpcate(fitted):
