@@ -256,7 +256,7 @@ def _charge(accountant, plan:dict, label:str):
     else: raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(acc).__name__}")
     return acc
 
-# %% ../nbs/10_functional.ipynb #80331573
+# %% ../nbs/10_functional.ipynb #c9af2c40
 _PATH_OPTIONS = dict(jitter=1e-8, max_points=16_384, warn_points=5_000)
 
 def _path_options(kw:dict) -> dict:
@@ -288,7 +288,34 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
                             epsilon:float, delta:float, rho_max:float=1.0, weighted_lipschitz:float|None=None,
                             noise:str="proof", solver_tol:float|None=None, accountant=None,
                             warn_training_queries:bool=False, random_state=None, **kw) -> PrivateCATEFunction:
-    """Fit ĝ_D (rkhs) and wrap it with the Theorem-3 GP noise. `weighted_lipschitz`: public M >= sup ρ_i L_i (default ρ_max·L).
+    """Fit ĝ_D (rkhs) and wrap it with the Theorem-3 GP noise: a curator-side private CATE function.
+
+    Parameters
+    ----------
+    X : (n, q) training inputs (clipped to `x_bounds`); phi : (n,) targets; weights : (n,) in [0, rho_max] or None.
+    bandwidth, lam : public kernel bandwidth h and ridge λ (`rkhs.LAMBDA_CONVENTION`; library Λ = 2λ).
+    loss : LipschitzLoss (AbsoluteLoss, HuberLoss, SquaredLoss(bound)); x_bounds : public domain.
+    epsilon, delta : the release's budget; noise : {"proof" (default), "strict", "paper"} (see the module notes).
+    accountant : charged before any noise (default: the library-wide one). random_state : noise stream.
+
+    Returns
+    -------
+    PrivateCATEFunction (curator-side: publish its answers, `publish_grid`, or a shareable release).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp_causal_nb.rkhs import AbsoluteLoss
+    >>> from dp_causal_nb.accounting import PrivacyAccountant
+    >>> X = np.random.default_rng(0).uniform(0, 1, (50, 2)); y = np.sin(3 * X[:, 0])
+    >>> f = private_kernel_function(X, y, bandwidth=0.5, lam=0.1, loss=AbsoluteLoss(), x_bounds=([0, 0], [1, 1]),
+    ...                             epsilon=1.0, delta=1e-5, accountant=PrivacyAccountant(), random_state=0)
+    >>> f(np.array([[0.5, 0.5]])).shape
+    (1,)
+
+    Notes
+    -----
+    `weighted_lipschitz`: public M >= sup ρ_i L_i (default ρ_max·L).
 
     The fit is certified to the public duality-gap tolerance τ (`solver_tol`, default λ(fΔ_H)²/2) and Δ_H is inflated
     by 2√(τ/(2λ)) (Derivation 6). `accountant` (default: the library-wide one) is charged before the data are used and
@@ -306,7 +333,7 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     rng = noise_generator(random_state)                                    # a Generator is advanced only now
     return _kernel_release(X, phi, weights, xb, plan, rng, warn_training_queries=warn_training_queries, **options)
 
-# %% ../nbs/10_functional.ipynb #7981afd0
+# %% ../nbs/10_functional.ipynb #d5ed0637
 def _stage_release(est) -> StageRelease:
     "The `StageRelease` of a fitted estimator (`second_stage_release()`), or the one given."
     rel = est.second_stage_release() if hasattr(est, "second_stage_release") else est
@@ -339,7 +366,35 @@ def _dpcate_plan(est, **kw):
 def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_stage.StageRelease
                           *, noise:str="proof", jitter:float=1e-8, max_points:int=16_384,
                           random_state=None) -> PrivateCATEFunction:
-    "Theorem 3 (corrected): the whole private CATE function from a fitted DPCATE(final='kernel'). Curator-side object."
+    """Theorem 3 (corrected): the whole private CATE function from a fitted DPCATE(final='kernel'). Curator-side object.
+
+    Uses the estimator's own fitted (certified) second stage through its `StageRelease` — no refit — and its single
+    second-stage release (`BudgetError` if it was already made; the budget was charged in `fit`).
+
+    Parameters
+    ----------
+    est : a fitted DPCATE(final="kernel"), or a `second_stage.StageRelease`.
+    noise : {"proof" (default), "strict", "paper"}
+        "proof": the scale the corrected Lemma 1 and the proof support; "strict": also ≥ the paper's Eq. (19) term
+        (about 10× noisier on Dataset 1); "paper": Eq. (19) exactly (warns when it is below "strict": NOT DP as claimed).
+    jitter, max_points : options of the Gaussian-process path. random_state : noise stream (default: the estimator's).
+
+    Returns
+    -------
+    PrivateCATEFunction : call it at any public points; one GP sample path, so repeated points agree.
+
+    Examples
+    --------
+    >>> from dp_causal_nb.cate import DPCATE
+    >>> from dp_causal_nb.datasets import dataset1
+    >>> from dp_causal_nb.accounting import PrivacyAccountant
+    >>> ds = dataset1(300, random_state=0)
+    >>> est = DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, bandwidth=0.4,
+    ...              lam=0.05, propensity_clip=0.1, accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    >>> f = release_cate_function(est, random_state=1)
+    >>> f(ds.X[:3]).shape
+    (3,)
+    """
     noise = check_noise_mode(noise); options = _path_options(dict(jitter=jitter, max_points=max_points))   # public first
     rel, plan = _dpcate_plan(est, noise=noise)
     fit = rel.fit                               # the estimator's own certified regression: no refit
@@ -350,7 +405,7 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     return PrivateCATEFunction(fit, plan["r"], x_bounds=check_bounds(rel.x_bounds, "x_bounds", fit.q), random_state=rng,
                                info=dict(plan["info"]), warn_training_queries=rel.warn_training_queries, **options)
 
-# %% ../nbs/10_functional.ipynb #105f383b
+# %% ../nbs/10_functional.ipynb #2a557847
 @dataclass
 class SharedCATEFunction:
     "PUBLISHABLE private CATE function x ↦ ψ(x)ᵀθ̃ (random Fourier features). Holds no training record."
@@ -413,6 +468,29 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
                                random_state=None) -> SharedCATEFunction:
     """Weighted RKHS regression on data-independent Fourier features + Gaussian mechanism on θ (Derivations 5, 6).
 
+    Parameters
+    ----------
+    X, phi, weights, bandwidth, lam, x_bounds, epsilon, delta, loss, rho_max, weighted_lipschitz : as
+        `private_kernel_function`. n_features : number of random frequencies; feature_seed : their PUBLIC seed.
+
+    Returns
+    -------
+    SharedCATEFunction : PUBLISHABLE (frequencies + noised coefficients; no training record); `.save(path)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp_causal_nb.rkhs import AbsoluteLoss
+    >>> from dp_causal_nb.accounting import PrivacyAccountant
+    >>> X = np.random.default_rng(0).uniform(0, 1, (50, 2)); y = np.sin(3 * X[:, 0])
+    >>> g = release_shareable_function(X, y, bandwidth=0.5, lam=0.1, x_bounds=([0, 0], [1, 1]), epsilon=1.0, delta=1e-5,
+    ...                                loss=AbsoluteLoss(), n_features=50, accountant=PrivacyAccountant(), random_state=0)
+    >>> g(np.array([[0.5, 0.5]])).shape
+    (1,)
+
+    Notes
+    -----
+
     `accountant` (default: the library-wide one) is charged (ε, δ) — μ on a GDPAccountant — before the data are used
     and before any noise is drawn. Training inputs are clipped to `x_bounds`, weights to [0, rho_max]."""
     X = check_array(X, "X", ndim=2); phi = check_array(phi, "phi", ndim=1)
@@ -429,7 +507,18 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     return _shareable_release(X, phi, weights, xb, plan, rng)
 
 def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0, random_state=None) -> SharedCATEFunction:
-    "Shareable release from a fitted DPCATE(final='kernel') (uses the estimator's single second-stage release)."
+    """Shareable (publishable) release from a fitted DPCATE(final='kernel'), using its single second-stage release.
+
+    Parameters
+    ----------
+    est : a fitted DPCATE(final="kernel") or a `second_stage.StageRelease`. n_features, feature_seed : the public
+        random features (a different model from the kernel stage, so it is fitted here on the records).
+    random_state : noise stream (default: the estimator's).
+
+    Returns
+    -------
+    SharedCATEFunction : publishable; holds no training record.
+    """
     rel, X, phi, rho, n, q, c = _dpcate_records(est)    # raises before any claim or noise
     plan = _shareable_plan(n, q, n_features=n_features, feature_seed=feature_seed, bandwidth=rel.bandwidth,
                            lam=rel.lam, loss=SquaredLoss(c["loss_range"]), epsilon=rel.epsilon, delta=rel.delta,
