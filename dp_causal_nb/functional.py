@@ -333,7 +333,7 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     rng = noise_generator(random_state)                                    # a Generator is advanced only now
     return _kernel_release(X, phi, weights, xb, plan, rng, warn_training_queries=warn_training_queries, **options)
 
-# %% ../nbs/10_functional.ipynb #d5ed0637
+# %% ../nbs/10_functional.ipynb #a399e5db
 def _stage_release(est) -> StageRelease:
     "The `StageRelease` of a fitted estimator (`second_stage_release()`), or the one given."
     rel = est.second_stage_release() if hasattr(est, "second_stage_release") else est
@@ -385,12 +385,10 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
 
     Examples
     --------
-    >>> from dp_causal_nb.cate import DPCATE
-    >>> from dp_causal_nb.datasets import dataset1
-    >>> from dp_causal_nb.accounting import PrivacyAccountant
-    >>> ds = dataset1(300, random_state=0)
-    >>> est = DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, bandwidth=0.4,
-    ...              lam=0.05, propensity_clip=0.1, accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    >>> from dp_causal_nb import cate, datasets, accounting
+    >>> ds = datasets.dataset1(300, random_state=0)
+    >>> est = cate.DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, bandwidth=0.4,
+    ...                   lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
     >>> f = release_cate_function(est, random_state=1)
     >>> f(ds.X[:3]).shape
     (3,)
@@ -405,7 +403,7 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     return PrivateCATEFunction(fit, plan["r"], x_bounds=check_bounds(rel.x_bounds, "x_bounds", fit.q), random_state=rng,
                                info=dict(plan["info"]), warn_training_queries=rel.warn_training_queries, **options)
 
-# %% ../nbs/10_functional.ipynb #2a557847
+# %% ../nbs/10_functional.ipynb #b44a1c09
 @dataclass
 class SharedCATEFunction:
     "PUBLISHABLE private CATE function x ↦ ψ(x)ᵀθ̃ (random Fourier features). Holds no training record."
@@ -479,12 +477,10 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from dp_causal_nb.rkhs import AbsoluteLoss
-    >>> from dp_causal_nb.accounting import PrivacyAccountant
+    >>> import numpy as np, dp_causal_nb.rkhs as rk, dp_causal_nb.accounting as ac
     >>> X = np.random.default_rng(0).uniform(0, 1, (50, 2)); y = np.sin(3 * X[:, 0])
     >>> g = release_shareable_function(X, y, bandwidth=0.5, lam=0.1, x_bounds=([0, 0], [1, 1]), epsilon=1.0, delta=1e-5,
-    ...                                loss=AbsoluteLoss(), n_features=50, accountant=PrivacyAccountant(), random_state=0)
+    ...                                loss=rk.AbsoluteLoss(), n_features=50, accountant=ac.PrivacyAccountant(), random_state=0)
     >>> g(np.array([[0.5, 0.5]])).shape
     (1,)
 
