@@ -30,6 +30,52 @@ CALIBRATIONS = ("auto", "global", "parameter", "ges")
 class GESConditionWarning(UserWarning):
     "`calibration='ges'` with `ges_sup='search'`: γ is a lower bound on the supremum (a parameter choice, not a data event)."
 
+# %% ../nbs/08_dp_cate.ipynb #f02f5d5e
+class _RidgeFinal:
+    "final='ridge': weighted ridge on a public feature map (rows clipped to its norm bound)."
+    name, default_calibration, calibrations, constrainable, keeps_records = "ridge", "parameter", ("global", "parameter", "ges"), True, False
+    def check_calibration(self, cal):
+        if cal not in self.calibrations: raise ValueError(f"calibration={cal!r} does not apply to final={self.name!r}")
+    def fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed):
+        fm = est.feature_map
+        if fm is None: fm = RandomFourierFeatures(n_components=20, bandwidth=1.0, x_bounds=xb, random_state=rff_seed)
+        elif hasattr(fm, "get_params") and "x_bounds" in fm.get_params() and fm.get_params()["x_bounds"] is None:
+            fm = clone(fm).set_params(x_bounds=xb)
+        est.norm_bound_ = feature_norm_bound(fm)
+        est.feature_map_ = ClippedFeatures(fm, est.norm_bound_)            # per-row clipping to the declared B_f
+        if est.theta_radius == "auto" and est.calibration_ != "ges":       # |g| <= B_f Θ = y-range, a public bound on |τ|
+            est.theta_radius_ = (yb[1] - yb[0]) / est.norm_bound_
+        return WeightedRidge(lam, est.feature_map_, radius=est.theta_radius_).fit(X2, phi, rho)
+    def query_sensitivity(self, est, Xq) -> float:
+        return float(np.linalg.norm(est.stage_.features(Xq), 2)) * est.parameter_sensitivity()
+
+class _KernelFinal(_RidgeFinal):
+    "final='kernel': certified weighted kernel ridge with the normalised Gaussian kernel; keeps its records (curator-side)."
+    name, default_calibration, calibrations, constrainable, keeps_records = "kernel", "global", ("global", "ges"), False, True
+    def check_calibration(self, cal):
+        if cal == "parameter":
+            raise ValueError("calibration='parameter' needs a finite-dimensional second stage (final='ridge'); for "
+                             "final='kernel' release the whole function with release_function()")
+        super().check_calibration(cal)
+    def fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed):
+        bw = 1 / math.sqrt(2 * math.pi) if est.bandwidth is None else check_scalar(est.bandwidth, "bandwidth", low=0)
+        est.bandwidth_ = bw
+        c = stage2_constants(est.learner, yb, est.kappa_, lam=lam, bandwidth=bw, q=X2.shape[1])
+        check_stage2_records(phi, rho, c)     # never fires on clipped records (notebook 07a); fails before any noise
+        return WeightedKernelRidge(lam, bw, loss_bound=c["loss_range"], rho_max=c["rho_max"],
+                                   weighted_lipschitz=c["weighted_lipschitz"]).fit(X2, phi, rho)   # certified
+    def query_sensitivity(self, est, Xq) -> float:
+        K = gaussian_kernel(Xq, Xq, est.bandwidth_)
+        dH = kernel_rkhs_sensitivity(est.learner, est.y_bounds_, est.kappa_, est.lam, est.n_features_in_,
+                                     est.bandwidth_, est.n_stage2_)
+        return math.sqrt(max(float(np.linalg.eigvalsh(K)[-1]), 0.0)) * dH
+
+_FINALS = {"ridge": _RidgeFinal(), "kernel": _KernelFinal()}
+
+def _final_strategy(final):
+    if final not in _FINALS: raise ValueError(f"final must be 'ridge' or 'kernel', got {final!r}")
+    return _FINALS[final]
+
 # %% ../nbs/08_dp_cate.ipynb #b40d203d
 def feasible_cate_range(outcome_bounds) -> tuple:
     "The range [a − b, b − a] of any CATE (or average of CATEs) when outcomes lie in the public [a, b]."
@@ -114,7 +160,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #6a03984d
+# %% ../nbs/08_dp_cate.ipynb #b400c276
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -303,15 +349,12 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     # ---------- validation ----------
     def _check_params(self, q):
         if self.learner not in LEARNERS: raise ValueError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
-        if self.final not in ("ridge", "kernel"): raise ValueError(f"final must be 'ridge' or 'kernel', got {self.final!r}")
+        fin = _final_strategy(self.final)
         if self.calibration not in CALIBRATIONS:
             raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
-        cal = self.calibration
-        if cal == "auto": cal = "parameter" if self.final == "ridge" else "global"
+        cal = fin.default_calibration if self.calibration == "auto" else self.calibration
+        fin.check_calibration(cal)
         self.calibration_ = cal
-        if self.final == "kernel" and cal == "parameter":
-            raise ValueError("calibration='parameter' needs a finite-dimensional second stage (final='ridge'); for "
-                             "final='kernel' release the whole function with release_function()")
         if self.ges_sup not in ("search", "bound"): raise ValueError(f"ges_sup must be 'search' or 'bound', got {self.ges_sup!r}")
         eps, dlt = check_epsilon_delta(self.epsilon, self.delta)
         if is_private(eps) and dlt == 0:
@@ -336,7 +379,7 @@ class DPCATE(_ReleaseReport, BaseEstimator):
             if self.theta_radius != "auto": raise ValueError(f"theta_radius must be 'auto', None or a positive number, got {self.theta_radius!r}")
         elif self.theta_radius is not None:
             self.theta_radius_ = check_scalar(self.theta_radius, "theta_radius", low=0)
-            if cal == "ges" or self.final == "kernel":
+            if cal == "ges" or not fin.constrainable:
                 raise ValueError("theta_radius (a norm constraint on θ) applies to final='ridge' with calibration "
                                  "'global' or 'parameter'; Theorem 1's influence function assumes the unconstrained fit")
         return eps, dlt, xb, (float(yb[0][0]), float(yb[1][0])), float(k), lam
@@ -487,24 +530,9 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         pi2, (m0, m1) = self.propensity(X2), self.outcome(X2)
         phi, rho = orthogonal_targets(Y2, A2, pi=pi2, mu0=m0, mu1=m1, learner=self.learner)
         self.n_stage2_ = n2 = len(i2)
-        if self.final == "ridge":
-            fm = self.feature_map
-            if fm is None: fm = RandomFourierFeatures(n_components=20, bandwidth=1.0, x_bounds=xb, random_state=rs["rff_stage2"])
-            elif hasattr(fm, "get_params") and "x_bounds" in fm.get_params() and fm.get_params()["x_bounds"] is None:
-                fm = clone(fm).set_params(x_bounds=xb)
-            self.norm_bound_ = feature_norm_bound(fm)
-            self.feature_map_ = ClippedFeatures(fm, self.norm_bound_)     # per-row clipping to the declared B_f
-            if self.theta_radius == "auto" and self.calibration_ != "ges":   # |g| <= B_f Θ = y-range, a public bound on |τ|
-                self.theta_radius_ = (yb[1] - yb[0]) / self.norm_bound_
-            self.stage_ = WeightedRidge(lam, self.feature_map_, radius=self.theta_radius_).fit(X2, phi, rho)
-        else:
-            bw = 1 / math.sqrt(2 * math.pi) if self.bandwidth is None else check_scalar(self.bandwidth, "bandwidth", low=0)
-            self.bandwidth_ = bw
-            c = stage2_constants(self.learner, yb, self.kappa_, lam=lam, bandwidth=bw, q=X.shape[1])
-            check_stage2_records(phi, rho, c)     # never fires on clipped records (notebook 07a); fails before any noise
-            self.stage_ = WeightedKernelRidge(lam, bw, loss_bound=c["loss_range"], rho_max=c["rho_max"],
-                                              weighted_lipschitz=c["weighted_lipschitz"]).fit(X2, phi, rho)   # certified
-        if self.final == "kernel" or self.calibration_ == "ges":
+        fin = _final_strategy(self.final)
+        self.stage_ = fin.fit(self, X2, phi, rho, lam=lam, xb=xb, yb=yb, rff_seed=rs["rff_stage2"])
+        if fin.keeps_records or self.calibration_ == "ges":
             self.stage2_ = dict(X=X2, phi=phi, rho=rho, n=n2)          # curator-side: second-stage records
         self._release, self._released, self._release_id = None, None, uuid.uuid4().hex   # claimed in accountant_
         self._noise_rng, self._search_rng = rs["noise"], rs["search"]
@@ -557,14 +585,7 @@ class DPCATE(_ReleaseReport, BaseEstimator):
 
     def query_sensitivity(self, X_query) -> float:
         "Worst-case l2 sensitivity of the d query answers (calibration='global') — public."
-        Xq = self._check_queries(X_query)
-        if self.final == "ridge":
-            Fq = self.stage_.features(Xq)
-            return float(np.linalg.norm(Fq, 2)) * self.parameter_sensitivity()
-        K = gaussian_kernel(Xq, Xq, self.bandwidth_)
-        dH = kernel_rkhs_sensitivity(self.learner, self.y_bounds_, self.kappa_, self.lam, self.n_features_in_,
-                                     self.bandwidth_, self.n_stage2_)
-        return math.sqrt(max(float(np.linalg.eigvalsh(K)[-1]), 0.0)) * dH
+        return _final_strategy(self.final).query_sensitivity(self, self._check_queries(X_query))
 
     def _release_parameter(self):
         self._claim_release("parameter")
@@ -649,7 +670,7 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     def second_stage_release(self) -> StageRelease:
         "The fitted kernel second stage as a `StageRelease` (what the functional release consumes; no refit)."
         if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator (final='kernel') first")
-        if self.final != "kernel":
+        if not _final_strategy(self.final).keeps_records:
             raise ValueError(f"the functional release needs a DPCATE(final='kernel'), got final={self.final!r}")
         self._check_unchanged()
         s2 = self.stage2_
