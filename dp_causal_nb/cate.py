@@ -30,6 +30,51 @@ CALIBRATIONS = ("auto", "global", "parameter", "ges")
 class GESConditionWarning(UserWarning):
     "`calibration='ges'` with `ges_sup='search'`: γ is a lower bound on the supremum (a parameter choice, not a data event)."
 
+# %% ../nbs/08_dp_cate.ipynb #61e7cb76
+class _DPNuisance:
+    "The nuisance stage (EconML `_ModelNuisance`-style): one DP propensity model π̂(x) and ONE DP outcome model μ̂(x, a) on the nuisance half."
+    def models(self, est, eps, dlt, rs):
+        "The two nuisance models, each (eps, dlt)-DP, given the estimator's PUBLIC bounds and random streams."
+        xb, yb = est.x_bounds_, est.y_bounds_
+        if est.propensity_model is None:
+            pm = DPLogisticRegression(epsilon=eps, delta=dlt, lam=1e-3, method="objective",
+                                      feature_map=StandardizeToBounds(x_bounds=xb), random_state=rs["propensity"])
+        else:
+            pm = _set_if_param(clone(est.propensity_model), epsilon=eps, delta=dlt, random_state=rs["propensity"])
+            _fill_public_bounds(pm, "propensity_model", x_bounds=xb)
+        if est.outcome_model is None:
+            fm = RandomFourierFeatures(n_components=20, bandwidth=1.0, x_bounds=xb, random_state=rs["rff_nuisance"])
+            om = DPRidgeRegression(epsilon=eps, delta=dlt, lam=1e-2, y_bounds=yb,
+                                   feature_map=ArmInteractionFeatures(fm), random_state=rs["outcome"])
+        else:
+            om = _set_if_param(clone(est.outcome_model), epsilon=eps, delta=dlt, random_state=rs["outcome"])
+            p = om.get_params(deep=False)
+            if "feature_map" in p:                                  # a dp_causal_nb.erm model: f on X, wrapped in Φ
+                fmp = p["feature_map"]
+                base = fmp.base if isinstance(fmp, ArmInteractionFeatures) else fmp
+                base = StandardizeToBounds() if base is None else clone(base, safe=False)
+                xb_base = p.get("x_bounds") if p.get("x_bounds") is not None else xb
+                if getattr(base, "x_bounds", None) is None and "x_bounds" in getattr(base, "get_params", dict)():
+                    base.set_params(x_bounds=xb_base)
+                om.set_params(feature_map=ArmInteractionFeatures(base), **({"x_bounds": None} if "x_bounds" in p else {}))
+                _fill_public_bounds(om, "outcome_model", y_bounds=yb)
+            else:                                                   # third-party model on Z = [X, A]
+                zb = (np.r_[xb[0], 0.0], np.r_[xb[1], 1.0])
+                _fill_public_bounds(om, "outcome_model", x_bounds=zb, y_bounds=yb)
+        return pm, om
+
+    def fit(self, est, pm, om, owner, X1, A1, Y1):
+        "Fit π̂ on (X, A) and μ̂ on (Z = [X, A], Y) of the nuisance half, each charged to `owner` (erm.fit_charged_model)."
+        def charged(model, declared, X, y, label):
+            return fit_charged_model(model, owner, X, y, label=label, allotted=(est.epsilon_ / 2, est.delta_ / 2),
+                                     private=is_private(est.epsilon_), declared=declared,
+                                     smoke_test=lambda m: _smoke_test(m, est.x_bounds_, est.y_bounds_, label))
+        pi = charged(pm, est.propensity_model, X1, A1, "DPCATE propensity π̂")
+        mu = charged(om, est.outcome_model, np.c_[X1, A1.astype(float)], Y1, "DPCATE outcome μ̂(x, a)")
+        return pi, mu
+
+_NUISANCE = _DPNuisance()
+
 # %% ../nbs/08_dp_cate.ipynb #f02f5d5e
 class _RidgeFinal:
     "final='ridge': weighted ridge on a public feature map (rows clipped to its norm bound)."
@@ -160,7 +205,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #b400c276
+# %% ../nbs/08_dp_cate.ipynb #2fe30d95
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -402,41 +447,6 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         return Xq
 
     # ---------- nuisances ----------
-    def _nuisance_models(self, eps, dlt, rs):
-        xb, yb = self.x_bounds_, self.y_bounds_
-        if self.propensity_model is None:
-            pm = DPLogisticRegression(epsilon=eps, delta=dlt, lam=1e-3, method="objective",
-                                      feature_map=StandardizeToBounds(x_bounds=xb), random_state=rs["propensity"])
-        else:
-            pm = _set_if_param(clone(self.propensity_model), epsilon=eps, delta=dlt, random_state=rs["propensity"])
-            _fill_public_bounds(pm, "propensity_model", x_bounds=xb)
-        if self.outcome_model is None:
-            fm = RandomFourierFeatures(n_components=20, bandwidth=1.0, x_bounds=xb, random_state=rs["rff_nuisance"])
-            om = DPRidgeRegression(epsilon=eps, delta=dlt, lam=1e-2, y_bounds=yb,
-                                   feature_map=ArmInteractionFeatures(fm), random_state=rs["outcome"])
-        else:
-            om = _set_if_param(clone(self.outcome_model), epsilon=eps, delta=dlt, random_state=rs["outcome"])
-            p = om.get_params(deep=False)
-            if "feature_map" in p:                                  # a dp_causal_nb.erm model: f on X, wrapped in Φ
-                fmp = p["feature_map"]
-                base = fmp.base if isinstance(fmp, ArmInteractionFeatures) else fmp
-                base = StandardizeToBounds() if base is None else clone(base, safe=False)
-                xb_base = p.get("x_bounds") if p.get("x_bounds") is not None else xb
-                if getattr(base, "x_bounds", None) is None and "x_bounds" in getattr(base, "get_params", dict)():
-                    base.set_params(x_bounds=xb_base)
-                om.set_params(feature_map=ArmInteractionFeatures(base), **({"x_bounds": None} if "x_bounds" in p else {}))
-                _fill_public_bounds(om, "outcome_model", y_bounds=yb)
-            else:                                                   # third-party model on Z = [X, A]
-                zb = (np.r_[xb[0], 0.0], np.r_[xb[1], 1.0])
-                _fill_public_bounds(om, "outcome_model", x_bounds=zb, y_bounds=yb)
-        return pm, om
-
-    def _fit_charged(self, model, orig, owner, X, y, label):
-        "Fit a nuisance model inside `owner` (the nuisance part of the budget): `erm.fit_charged_model`'s protocol."
-        return fit_charged_model(model, owner, X, y, label=label, allotted=(self.epsilon_ / 2, self.delta_ / 2),
-                                 private=is_private(self.epsilon_), declared=orig,
-                                 smoke_test=lambda m: _smoke_test(m, self.x_bounds_, self.y_bounds_, label))
-
     def propensity(self, X):
         "π̂(x) clipped to [κ, 1-κ]; NaN or a failing model give ½ (public). Evaluating it is post-processing."
         X = np.atleast_2d(X); m = self.propensity_model_
@@ -510,16 +520,14 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         i1, i2 = perm[: n_total // 2], perm[n_total // 2:]
         self.split_ = (i1, i2)                                             # indices only (nuisance half, second-stage half)
         self.accountant_ = acc
-        pm, om = self._nuisance_models(eps / 2, dlt / 2, rs)
+        pm, om = _NUISANCE.models(self, eps / 2, dlt / 2, rs)
         e2, d2 = (np.inf, 0.0) if self.not_dp_ else (eps, dlt)            # a release that is not DP costs ε = ∞
         name = "DPCATE [NOT DP: calibration='ges', data-dependent noise scale]" if self.not_dp_ else "DPCATE"
         n_ledger = len(acc.ledger) if hasattr(acc, "ledger") else None
         with acc.parallel(name) as block:
             nuis = block.part("nuisance")
             nuis.check(eps, dlt); block.part("second_stage").check(e2, d2)          # fail early, before any noise
-            self.propensity_model_ = self._fit_charged(pm, self.propensity_model, nuis, X[i1], A[i1], "DPCATE propensity π̂")
-            self.outcome_model_ = self._fit_charged(om, self.outcome_model, nuis, np.c_[X[i1], A[i1].astype(float)],
-                                                    Y[i1], "DPCATE outcome μ̂(x, a)")
+            self.propensity_model_, self.outcome_model_ = _NUISANCE.fit(self, pm, om, nuis, X[i1], A[i1], Y[i1])
             block.spend(e2, d2, part="second_stage",
                         label=("DPCATE second stage (ges: data-dependent noise scale, NOT DP; charged as ε = ∞)"
                                if self.not_dp_ else
