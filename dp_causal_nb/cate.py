@@ -121,6 +121,28 @@ def _final_strategy(final):
     if final not in _FINALS: raise ValueError(f"final must be 'ridge' or 'kernel', got {final!r}")
     return _FINALS[final]
 
+# %% ../nbs/08_dp_cate.ipynb #48def7a7
+def _global_noise(est, Xq):
+    "calibration='global': the analytic Gaussian on the worst-case l2 sensitivity of the d answers (public)."
+    sens = est.query_sensitivity(Xq); scale = gaussian_sigma(est.epsilon_, est.delta_, sens)
+    return scale, dict(calibration="global", sensitivity=sens, sigma=scale, dp=True)
+
+def _ges_noise(est, Xq):
+    "calibration='ges' (paper's Theorem 1, NOT DP): γ(T, D)·c(ε, δ, n), γ the certified bound or the search value."
+    res = est.gross_error_sensitivity(Xq)
+    gamma = res.search if est.ges_sup == "search" else res.bound
+    c = ges_noise_multiplier(est.epsilon_, est.delta_, est.n_stage2_); scale = gamma * c
+    sig_global = gaussian_sigma(est.epsilon_, est.delta_, est.query_sensitivity(Xq))
+    info = dict(calibration="ges", gamma=gamma, gamma_search=res.search, gamma_bound=res.bound, c=c, sigma=scale,
+                sigma_global=sig_global, dp=False,
+                guarantee="NOT DP: the noise scale γ(T, D)·c depends on the data (allow_data_dependent_scale=True)")
+    if est.ges_sup == "search":  # a parameter choice, not a data event
+        warnings.warn("calibration='ges' with ges_sup='search': γ is a global-search value, a lower bound on the supremum; "
+                      "ges_sup='bound' uses the certified upper bound", GESConditionWarning, stacklevel=4)
+    return scale, info
+
+_QUERY_NOISE = {"global": _global_noise, "ges": _ges_noise}
+
 # %% ../nbs/08_dp_cate.ipynb #b40d203d
 def feasible_cate_range(outcome_bounds) -> tuple:
     "The range [a − b, b − a] of any CATE (or average of CATEs) when outcomes lie in the public [a, b]."
@@ -205,7 +227,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #2fe30d95
+# %% ../nbs/08_dp_cate.ipynb #1718f66d
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -655,21 +677,7 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         if self._released is not None:   # e.g. release_function() was called: fail before any computation
             raise BudgetError(f"the second-stage release of this fitted DPCATE was already made ({self._released!r})")
         g = self.stage_.predict(Xq)
-        if self.calibration_ == "global":
-            sens = self.query_sensitivity(Xq); scale = gaussian_sigma(self.epsilon_, self.delta_, sens)
-            info = dict(calibration="global", sensitivity=sens, sigma=scale, dp=True)
-        else:
-            res = self.gross_error_sensitivity(Xq)
-            gamma = res.search if self.ges_sup == "search" else res.bound
-            c = ges_noise_multiplier(self.epsilon_, self.delta_, self.n_stage2_); scale = gamma * c
-            sig_global = gaussian_sigma(self.epsilon_, self.delta_, self.query_sensitivity(Xq))
-            info = dict(calibration="ges", gamma=gamma, gamma_search=res.search, gamma_bound=res.bound, c=c,
-                        sigma=scale, sigma_global=sig_global, dp=False,
-                        guarantee="NOT DP: the noise scale γ(T, D)·c depends on the data (allow_data_dependent_scale=True)")
-            if self.ges_sup == "search":  # a parameter choice, not a data event
-                warnings.warn("calibration='ges' with ges_sup='search': γ is a global-search value, a lower bound on "
-                              "the supremum; ges_sup='bound' uses the certified upper bound", GESConditionWarning,
-                              stacklevel=2)
+        scale, info = _QUERY_NOISE[self.calibration_](self, Xq)     # a strategy per query calibration
         self._claim_release("effect")
         out = g + scale * self._noise_rng.normal(size=g.shape)
         self._release, self.release_info_ = (Xq.copy(), out.copy()), info
