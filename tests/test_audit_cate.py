@@ -20,7 +20,7 @@ from dp_causal_nb.mechanisms import gaussian_sigma, gdp_mu
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.accounting import PrivacyAccountant, default_accountant, set_default_accountant
 from dp_causal_nb.core import BudgetError, PrivacyLeakWarning
-from dp_causal_nb.ges import AffineFeatures
+from dp_causal_nb.features import AffineFeatures
 
 XB, YB, EPS, DELTA = ([0.0, 0.0], [1.0, 1.0]), (-1.0, 1.0), 1.0, 1e-5
 XQ = np.array([[0.1, 0.1], [0.9, 0.9], [0.1, 0.9], [0.9, 0.1], [0.5, 0.5]])
@@ -34,7 +34,7 @@ def _data(n, seed):
 
 
 def _fit(X, A, Y, **kw):
-    kw = dict(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB, random_state=7) | kw
+    kw = dict(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB, out_of_bounds="clip", random_state=7) | kw
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return DPCATE(**kw).fit(Y, A, X=X)
@@ -166,7 +166,7 @@ def _ges_kw(**kw):
 
 def test_ges_refused_by_default():
     X, A, Y = _data(40, 0); acc = PrivacyAccountant(10.0, 1e-3); est = DPCATE(
-        epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB, calibration="ges", accountant=acc)
+        epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB, out_of_bounds="clip", calibration="ges", accountant=acc)
     with pytest.raises(ValueError, match="calibration='ges' is not differentially private") as ei:
         est.fit(Y, A, X=X)
     for word in ("'global'", "'parameter'", "allow_data_dependent_scale=True"): assert word in str(ei.value)
@@ -181,7 +181,7 @@ def test_ges_many_query_scale_leak():
     def rel(X, A, Y):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB, random_state=7, **_ges_kw()).fit(Y, A, X=X)
+            e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB, out_of_bounds="clip", random_state=7, **_ges_kw()).fit(Y, A, X=X)
             e.effect(Xq)
         assert [x.category for x in w] == [PrivacyLeakWarning] * 2          # fit and effect, on any data
         assert e.release_info_["dp"] is False and e.budget_["second_stage"] == (np.inf, 0.0)
@@ -218,7 +218,7 @@ def test_fit_charges_default_accountant_and_refusal_leaves_no_state():
     assert default_accountant().ledger[-1].cost == (EPS, DELTA)
     old = set_default_accountant(PrivacyAccountant(0.5, 1e-6))
     try:
-        est = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB)
+        est = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB)
         with pytest.raises(BudgetError): est.fit(Y, A, X=X)
         assert default_accountant().ledger == []
         assert not [a for a in vars(est) if a.endswith("_") or a.startswith("_")]
@@ -228,7 +228,7 @@ def test_fit_charges_default_accountant_and_refusal_leaves_no_state():
 
 def test_random_streams_are_spawned_with_full_entropy():
     X, A, Y = _data(40, 0)
-    e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB).fit(Y, A, X=X)       # random_state=None
+    e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB).fit(Y, A, X=X)       # random_state=None
     gens = [e.propensity_model_.random_state, e.outcome_model_.random_state, e._noise_rng, e._search_rng,
             e.outcome_model_.feature_map.base.random_state, e.feature_map_.base.random_state]
     # the nuisance models get SeedSequences (a Generator would be mixed with OS entropy: not reproducible for int seeds)
@@ -244,7 +244,7 @@ def test_clipped_neighbour_behaves_like_in_domain_one(calibration):
     def observe(X, Y):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, y_bounds=YB, calibration=calibration, random_state=7)
+            e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB, out_of_bounds="clip", calibration=calibration, random_state=7)
             e.fit(Y, A, X=X); e.effect(XQ)
         return [str(x.message) for x in w], e.release_info_, e.budget_
     i = _fit(X, A, Y).split_[1][0]

@@ -4,8 +4,8 @@ import numpy as np
 from dp_causal_nb.core import PrivacyLeakWarning
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.rkhs import AbsoluteLoss, unnormalised_kernel
-from dp_causal_nb.functional import (PrivateCATEFunction, private_kernel_function, release_shareable_function,
-                                     _features, fourier_frequencies)
+from dp_causal_nb.functional import PrivateCATEFunction, private_kernel_function, release_shareable_function
+from dp_causal_nb.features import fourier_features as _features, fourier_frequencies
 
 EPS, DELTA = 1.0, 1e-5
 
