@@ -12,10 +12,11 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from tqdm.auto import tqdm
-from .core import (BudgetError, check_scalar, check_epsilon_delta, check_random_state, spawn_generators, atomic_fit, quiet_data_warnings, check_array,
+from .core import (check_scalar, check_epsilon_delta, check_random_state, spawn_generators, atomic_fit, quiet_data_warnings, check_array,
                                check_consistent_length, check_binary_treatment, check_bounds, check_in_bounds,
                                is_private)
 from .accounting import resolve_accountant
+from .targets import check_propensity_clip
 from .mechanisms import gdp_mu, gdp_epsilon, gdp_sigma
 from .erm import (DPLogisticRegression, DPRidgeRegression, output_perturbation_noise, erm_sensitivity,
                               ridge_lipschitz)
@@ -38,7 +39,7 @@ def _check_estimator(estimator) -> str:
     return estimator.lower()
 
 def _check_clip(propensity_clip) -> float:
-    return check_scalar(propensity_clip, "propensity_clip", low=0, high=0.5)
+    return check_propensity_clip(propensity_clip)   # the library's one check (targets)
 
 def _check_n_folds(n_folds, n:int) -> int:
     if n_folds is None: return default_n_folds(n)

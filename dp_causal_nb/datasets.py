@@ -5,7 +5,7 @@
 # %% ../nbs/05_datasets.ipynb #30f8dc45
 from __future__ import annotations
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 from .core import check_random_state, check_scalar

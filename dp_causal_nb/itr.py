@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 from sklearn.base import BaseEstimator
-from .core import check_array, check_binary_treatment, check_consistent_length, spawn_generators
+from .core import check_array, check_binary_treatment, check_consistent_length
 from .accounting import PrivacyAccountant
 from .erm import DPLogisticRegression
 from .two_stage import DP2ERMClassifier, CompositionBaselineClassifier

@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 from .core import (PrivacyLeakWarning, check_array, check_binary_treatment, check_consistent_length, check_scalar,
                    check_bounds, check_in_bounds, check_epsilon_delta, spawn_generators, atomic_fit, is_private)
 from .accounting import resolve_accountant, PrivacyAccountant
-from .erm import DPLogisticRegression, DPRidgeRegression, private_guarantee, _DPERM, _EBM_NAMES
-from .learners import orthogonal_targets, target_bounds, clip_nuisances
+from .erm import DPLogisticRegression, DPRidgeRegression, _DPERM, _EBM_NAMES
+from .targets import orthogonal_targets, target_bounds, clip_nuisances
 
 # %% auto #0
 __all__ = ['gaussian_tradeoff', 'eps_delta_tradeoff', 'convex_envelope', 'meta_tradeoff', 'split_gaussian_tradeoff',

@@ -91,7 +91,7 @@ def compare_dpcate(n:int=3000, epsilons=(1.0, 8.0), *, reps:int=2, n_test:int=10
             for l in learners:
                 acc[l] += np.mean((fit_meta(l, ds, epsilon=eps, kind="rff", random_state=sf).effect(xt.X) - xt.tau) ** 2) / reps
             for lr in ("dr", "r"):
-                m = DPCATE(learner=lr, epsilon=eps, delta=1e-5, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds,
+                m = DPCATE(learner=lr, epsilon=eps, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
                            accountant=PrivacyAccountant(), random_state=sf).fit(ds.Y, ds.T, X=ds.X)
                 acc[f"DPCATE-{lr}"] += np.mean((m.effect(xt.X) - xt.tau) ** 2) / reps
         out += [dict(setup="Dataset 1", n=n, epsilon=eps, learner=k, mse=v) for k, v in acc.items()]

@@ -4,13 +4,11 @@
 
 # %% ../nbs/15_dp_2erm.ipynb #1a14cbb5
 from __future__ import annotations
-import warnings
-from typing import NamedTuple
 import numpy as np
 from scipy import special, stats, optimize
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
-from .core import (PrivacyLeakWarning, check_scalar, is_private, check_epsilon_delta, check_array,
+from .core import (check_scalar, is_private, check_epsilon_delta, check_array,
                                check_consistent_length, check_binary_treatment, noise_generator, atomic_fit)
 from .accounting import resolve_accountant
 from .erm import (NoiseSpec, ObjectivePerturbation, objective_perturbation_params, draw_noise,

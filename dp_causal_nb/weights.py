@@ -4,11 +4,11 @@
 
 # %% ../nbs/14_balancing_weights.ipynb #1642cbd0
 from __future__ import annotations
-import numbers, warnings
+import warnings
 from typing import NamedTuple
 import numpy as np
 from scipy import special
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from .core import (PrivacyLeakWarning, check_scalar, check_array, check_consistent_length,
                                check_binary_treatment)
 from .erm import StandardizeToBounds, RandomFourierFeatures, solve_logistic, logistic_newton_bound

@@ -23,6 +23,7 @@ def split_cell(src: str):
 
 def process(path: str) -> int:
     nb = json.load(open(path)); out, n = [], 0
+    taken = {c["id"] for c in nb["cells"]}
     for c in nb["cells"]:
         src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
         first = src.lstrip().splitlines()[:3]
@@ -30,7 +31,9 @@ def process(path: str) -> int:
             r = split_cell(src)
             if r is not None:
                 imp, rest = r
-                cid = hashlib.sha1(("code" + imp).encode()).hexdigest()[:8]
+                cid, k = hashlib.sha1(("code" + imp).encode()).hexdigest()[:8], 0
+                while cid in taken: k += 1; cid = hashlib.sha1(("code" + imp + str(k)).encode()).hexdigest()[:8]
+                taken.add(cid)
                 out.append({"cell_type": "code", "execution_count": None, "id": cid, "metadata": {}, "outputs": [],
                             "source": imp.splitlines(keepends=True)})
                 c["source"] = rest.splitlines(keepends=True); n += 1
