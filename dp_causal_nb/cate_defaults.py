@@ -11,7 +11,9 @@ from .core import (check_scalar, check_epsilon_delta, check_bounds, check_array,
 from .mechanisms import gaussian_sigma
 from .accounting import resolve_accountant
 from .erm import DPLogisticRegression, DPRidgeRegression, StandardizeToBounds, RandomFourierFeatures
-from .ges import weights_pseudo_outcomes, WeightedRidge, feature_norm_bound
+from .targets import orthogonal_targets
+from .second_stage import WeightedRidge
+from .features import feature_norm_bound
 from .cate import ArmInteractionFeatures, ClippedFeatures, ridge_parameter_sensitivity
 
 # %% auto #0
@@ -92,7 +94,7 @@ def _shape_release(p, X2, A2, Y2, pi, m0, m1, xb, yb, eps, dlt, rng, fm_rng, off
     fm = (RandomFourierFeatures(p["n_features"], bandwidth=p["bandwidth"], x_bounds=xb, random_state=fm_rng)
           if p["feature_map"] == "rff" else StandardizeToBounds(x_bounds=xb))
     B = feature_norm_bound(fm); fmc = ClippedFeatures(fm, B); radius = (yb[1] - yb[0]) / B
-    rho, phi = weights_pseudo_outcomes(p["learner"], A2, Y2, pi, m0, m1)
+    phi, rho = orthogonal_targets(Y2, A2, pi=pi, mu0=m0, mu1=m1, learner=p["learner"])
     stage = WeightedRidge(p["lam"], fmc, radius=None if offset else radius).fit(X2, phi - offset, rho)
     sens = ridge_parameter_sensitivity(p["learner"], yb, p["propensity_clip"], p["lam"], B, len(Y2), radius)
     sigma = gaussian_sigma(eps, dlt, sens) if is_private(eps) else 0.0
@@ -147,7 +149,7 @@ def _fit_impl(self, Y, T, X):
     m0, m1 = (bounded_predictions(lambda a=a: om.predict(np.c_[X2, np.full(n2, a)]), n2, yb[0], yb[1], sum(yb) / 2)
               for a in (0.0, 1.0))
     e_c, d_c = (eps, dlt) if p["mode"] == "constant" else (s * eps if s > 0 else np.inf, dlt / 2)
-    _, phi_dr = weights_pseudo_outcomes("dr", A2, Y2, pi, m0, m1)
+    phi_dr, _ = orthogonal_targets(Y2, A2, pi=pi, mu0=m0, mu1=m1, learner="dr")
     c, self.sigma_constant_ = private_constant(phi_dr, bound=dr_constant_bound(yb, k), epsilon=e_c, delta=d_c, rng=rs[5])
     R = yb[1] - yb[0]; self.constant_ = float(np.clip(c, -R, R))   # post-processing: τ ∈ [−R, R]
     self.theta_, self.sigma_theta_, self.params_, self.x_bounds_ = None, 0.0, p, xb

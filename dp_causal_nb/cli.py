@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--delta", type=float, help="total δ of the release")
     a.add_argument("--mu", type=float, help="total μ-GDP budget (instead of --epsilon/--delta)")
     a.add_argument("--estimator", default="aipw", choices=ESTIMATORS, help="score (default aipw)")
-    a.add_argument("--folds", type=int, default=None, help="number of folds K (default ⌊√n⌋)")
+    a.add_argument("--folds", type=int, default=None, help="number of folds K (default: min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋))")
     a.add_argument("--propensity-clip", type=float, default=0.1, help="clip each fold model's propensity to [c, 1-c]")
     a.add_argument("--clip-outcomes", action="store_true", help="clip outcomes to the bounds instead of failing")
     a.add_argument("--x-bounds", default=None, help="public covariate bounds LO,HI for every covariate (enables the "

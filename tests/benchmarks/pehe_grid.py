@@ -43,7 +43,7 @@ def _econml(ds, rep):
 
 def run(cases, reps, econml_max_n=10_000, progress=True):
     "cases: (name, make(n, random_state), n, epsilons). Returns a list of dict rows."
-    from dp_causal_nb.cate import pehe
+    from dp_causal_nb.experiments import pehe
     rows = []
     try: import econml  # noqa: F401
     except ImportError: econml = None
@@ -98,7 +98,7 @@ def cases(full: bool):
 def tune():
     "The tuning sweep behind the rule's constants: seeds 1000-1003 only (never the evaluation seeds 0-2)."
     from dp_causal_nb.datasets import dataset1, mixed_covariates
-    from dp_causal_nb.cate import pehe
+    from dp_causal_nb.experiments import pehe
     from dp_causal_nb.cate_defaults import default_cate_params, noise_index
     for name, make, n, epss in [("Dataset 1", dataset1, 3000, (0.5, 1, 2, 4)), ("Dataset 1", dataset1, 10_000, (0.5, 1, 16)),
                                 ("mixed", mixed_covariates, 5000, (0.5, 4, 16, 64))]:
