@@ -381,7 +381,7 @@ def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt,
     m = int(F.sum()); tau = float(G.mean())
     return tau, float(np.sqrt(np.sum((G - tau)**2) / (m * (m - 1)))), m, sizes
 
-# %% ../nbs/11_dp_ate.ipynb #8338d827
+# %% ../nbs/11_dp_ate.ipynb #8cd6d46f
 DESIGNS = ("auto", "fold", "split")
 
 class DPATE(BaseEstimator):
@@ -690,6 +690,9 @@ class DPATE(BaseEstimator):
             lines.append(f"note: the {self.estimator.upper()} interval ignores the error of the "
                          f"{'outcome' if self.estimator == 'g' else 'propensity'} model: it is not a confidence interval for the "
                          "ATE (use estimator='aipw' for inference)")
+        if private and isinstance(self.random_state, (numbers.Integral, np.random.SeedSequence)):
+            lines.append("note: random_state is a fixed seed: anyone who knows it can remove the noise (teaching and tests "
+                         "only; a real release uses random_state=None)")
         if self.clamped_:
             lines.append(f"note: clamped to [{self.feasible_range_[0]:.4g}, {self.feasible_range_[1]:.4g}], the range the outcome "
                          "bounds allow: the noise dominates at this n and epsilon")

@@ -66,7 +66,7 @@ def _read_columns(reader, path, columns):
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
     return {c: np.asarray(v) for c, v in out.items()}
 
-# %% ../nbs/13_cli.ipynb #ee586eae
+# %% ../nbs/13_cli.ipynb #37948521
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
@@ -152,7 +152,7 @@ def format_release(r:dict) -> str:
             f"  {'noise SD':<21} {r.get('sigma1', 0.0):.4g}\n"
             f"  {'privacy spent':<21} {priv}{notes}")
 
-# %% ../nbs/13_cli.ipynb #206433b4
+# %% ../nbs/13_cli.ipynb #3687ccb1
 def _demo_data(synthetic:bool, seed:int):
     if not synthetic:
         try:
@@ -185,12 +185,14 @@ def run_demo(args, out=None):
     print(title, file=out)
     print(f"declared public inputs: outcome bounds {bounds}, covariate bounds (for the split design), propensity clip "
           f"{clip}, delta=1e-6. AIPW estimates with 95% intervals; estimates and intervals are clamped to the range the "
-          f"outcome bounds allow [{-2 * B:g}, {2 * B:g}] (marked *). epsilon=inf rows are NOT private.", file=out)
+          f"outcome bounds allow [{-2 * B:g}, {2 * B:g}] (marked *). epsilon=inf rows are NOT private. The noise is seeded "
+          f"(--seed {args.seed}) so that the demo is reproducible: with a known seed the noise can be removed, so a real "
+          "release (dp-causal ate without --seed) draws fresh OS entropy.", file=out)
     print(f"{'epsilon':>17} | {'split design: DP nuisances, noise ~1/n':>39} | {'fold design: any models, noise ~1/sqrt(n)':>41}", file=out)
     for i, eps in enumerate((np.inf, 16.0, 4.0, 1.0)):
         kw = dict(epsilon=eps, delta=1e-6, outcome_bounds=bounds, propensity_clip=clip, random_state=args.seed + i)
         ms = DPATE("aipw", design="split", x_bounds=xb, **kw).fit(Y, T, X=X)
-        mf = DPATE("aipw", design="fold", **kw).fit(Y, T, X=X)
+        mf = DPATE("aipw", design="fold", **{**kw, "random_state": args.seed + 100 + i}).fit(Y, T, X=X)   # independent noise
         label = "inf (NON-private)" if np.isinf(eps) else f"{eps:g}"
         print(f"{label:>17} | {_cell(ms):>39} | {_cell(mf):>41}", file=out)
     if truth is not None: print(f"true ATE: {truth:.4f}", file=out)
@@ -200,7 +202,7 @@ def run_demo(args, out=None):
           f"; this data set has n={len(Y):,}. The interval is wider than the noise SD: it also covers the sampling error "
           "and the noise of the privately released standard error.", file=out)
 
-# %% ../nbs/13_cli.ipynb #b4ace10b
+# %% ../nbs/13_cli.ipynb #e7b5d7d0
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     "Print only warnings about PUBLIC inputs (PrivacyLeakWarning, e.g. δ ≥ 1/n); drop data-dependent ones."
     if issubclass(category, PrivacyLeakWarning):
@@ -245,6 +247,9 @@ def _main(parser, argv) -> int:
         return int(e.code or 0)
     except (CLIError, ValueError, TypeError, BudgetError, ImportError, OSError) as e:
         print(f"dp-causal: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        return 2
+    except Exception as e:   # anything else: one fixed line (its details could depend on the data)
+        print(f"dp-causal: error: internal error ({type(e).__name__}); no details are printed", file=sys.stderr)
         return 2
 
 if __name__ == "__main__" and "__file__" in globals():   # `python -m dp_causal_nb.cli` (not inside a notebook)

@@ -9,6 +9,12 @@ import dp_causal_nb
 
 NAMES = [n for n in dp_causal_nb.__all__ if not isinstance(getattr(dp_causal_nb, n), type)
          or not issubclass(getattr(dp_causal_nb, n), BaseException)]
+# Known gaps (issue 12, still open): these docstrings are not numpydoc yet. strict=True: the test fails as soon as one
+# is fixed, so the list can only shrink.
+TODO = {"DPLogisticRegression", "DPRidgeRegression", "PublishedCATEValues", "SharedCATEFunction",
+        "release_shareable_cate_function"}
+_todo = lambda names: [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="docstring not numpydoc yet"))
+                       if n in TODO else n for n in names]
 
 
 def _sections(doc: str) -> set:
@@ -17,7 +23,7 @@ def _sections(doc: str) -> set:
             if lines[i + 1].strip() and set(lines[i + 1].strip()) == {"-"} and len(lines[i + 1].strip()) >= 3}
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", _todo(NAMES))
 def test_numpydoc_sections(name):
     doc = inspect.getdoc(getattr(dp_causal_nb, name)) or ""
     s = _sections(doc)
@@ -26,11 +32,13 @@ def test_numpydoc_sections(name):
     assert "Examples" in s, f"{name}: no Examples section"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", _todo(NAMES))
 def test_examples_run(name):
+    "Examples run as doctest does (with the defining module's globals, plus numpy as np)."
     obj = getattr(dp_causal_nb, name)
     finder, runner = doctest.DocTestFinder(recurse=False), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    tests = finder.find(obj, name, globs={"np": np})
+    mod = inspect.getmodule(obj)
+    tests = finder.find(obj, name, module=mod, globs={**vars(mod), "np": np})
     assert tests and tests[0].examples, f"{name}: no runnable example"
     for t in tests: runner.run(t)
     assert runner.failures == 0, f"{name}: {runner.failures} failing example(s)"
