@@ -61,8 +61,8 @@ def test_tutorials_are_clean_and_export_nothing(nb):
     for c in _cells(nb):
         src = _src(c)
         assert not re.search(r"^#\|\s*(default_exp|export)", src, flags=re.M), "lessons export nothing"
-        if c["cell_type"] == "code":
-            assert not c.get("outputs") and c.get("execution_count") is None, "store lessons without outputs (nbdev_clean)"
+        if c["cell_type"] == "code":   # outputs are stored for the docs site (tools/run_nbs.py; CI checks they are current)
+            assert c.get("execution_count") is None, "store lessons clean (nbdev_clean)"
 
 def _ci_timings():
     log = ROOT / ".ci-nbdev-test.log"
