@@ -13,7 +13,8 @@ class CLIError(Exception):
     "An error reported to the user as one line, without a traceback."
 
 # %% auto #0
-__all__ = ['CLIError', 'read_csv_columns', 'build_parser', 'run_ate', 'format_release', 'run_demo', 'main']
+__all__ = ['CLIError', 'read_csv_columns', 'build_parser', 'run_ate', 'format_release', 'run_demo', 'main', 'run_cate',
+           'run_cate_eval', 'format_cate']
 
 # %% ../nbs/13_cli.ipynb #d01477b4
 _MISSING = {"", "na", "nan", "null", "none", "."}
@@ -66,7 +67,7 @@ def _read_columns(reader, path, columns):
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
     return {c: np.asarray(v) for c, v in out.items()}
 
-# %% ../nbs/13_cli.ipynb #37948521
+# %% ../nbs/13_cli.ipynb #0e8d4e31
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
@@ -79,7 +80,7 @@ def _pair(text:str, name:str):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="dp-causal", description="Differentially private causal inference (dp_causal_nb).")
-    sub = p.add_subparsers(dest="command", metavar="{ate,demo}")
+    sub = p.add_subparsers(dest="command", metavar="{ate,cate,cate-eval,demo}")
     a = sub.add_parser("ate", help="private average treatment effect from a CSV file (Lebeda et al. fold ensemble)",
                        epilog="Covariate bounds are not needed: the ATE sensitivity depends only on the declared outcome "
                               "bounds, the propensity clip, n and K.")
@@ -101,10 +102,48 @@ def build_parser() -> argparse.ArgumentParser:
                    "fold (Lebeda et al., any models, no covariate bounds) or split")
     a.add_argument("--seed", type=int, default=None, help="random seed (teaching only; omit for a real release)")
     a.add_argument("--json", action="store_true", help="print the release as JSON")
+    _add_cate_parsers(sub)
     d = sub.add_parser("demo", help="run the main job on NHEFS (or a synthetic dataset) for several ε")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
     return p
+
+# %% ../nbs/13_cli.ipynb #33a9daff
+def _add_cate_parsers(sub):
+    c = sub.add_parser("cate", help="private CATE (DP-CATE R/DR-learner) at query points, or a shareable function file")
+    c.add_argument("data", help="CSV file with a header row")
+    c.add_argument("--outcome", required=True, help="outcome column")
+    c.add_argument("--treatment", required=True, help="binary (0/1) treatment column")
+    c.add_argument("--covariates", required=True, help="comma-separated covariate columns")
+    c.add_argument("--outcome-bounds", required=True, help="public outcome bounds LO,HI (domain knowledge, not data)")
+    c.add_argument("--x-bounds", required=True, help="public covariate bounds: LO,HI for all, or LO,HI;LO,HI;... per covariate")
+    c.add_argument("--epsilon", type=float, required=True, help="total ε of the release (inf: non-private)")
+    c.add_argument("--delta", type=float, required=True, help="total δ of the release")
+    c.add_argument("--query", default=None, help="CSV of PUBLIC query points (the covariate columns by name)")
+    c.add_argument("--save", default=None, help="write the shareable function release to this .npz file")
+    c.add_argument("--out", default=None, help="with --query: write the answers to this CSV instead of printing them")
+    c.add_argument("--alpha", type=float, default=0.05, help="1 - level of the privacy-noise intervals (default 0.05)")
+    c.add_argument("--learner", default="r", choices=("r", "dr"), help="orthogonal learner (default r)")
+    c.add_argument("--propensity-clip", type=float, default=0.05, help="clip the propensity to [c, 1-c] (default 0.05)")
+    c.add_argument("--clip", action="store_true", help="clip outcomes and covariates to the bounds instead of failing")
+    c.add_argument("--seed", type=int, default=None, help="random seed (teaching only; omit for a real release)")
+    c.add_argument("--json", action="store_true", help="print the release as JSON")
+    e = sub.add_parser("cate-eval", help="evaluate a saved shareable CATE function at points (no data, no budget)")
+    e.add_argument("release", help=".npz file written by dp-causal cate --save")
+    e.add_argument("--points", required=True, help="CSV of points (the release's covariate columns by name)")
+    e.add_argument("--out", default=None, help="write the values to this CSV instead of printing them")
+    e.add_argument("--alpha", type=float, default=0.05, help="1 - level of the privacy-noise intervals (default 0.05)")
+    e.add_argument("--json", action="store_true", help="print the values as JSON")
+
+# %% ../nbs/13_cli.ipynb #464baf88
+def _x_bounds(text:str, d:int):
+    "Parse `--x-bounds`: 'LO,HI' for every covariate or 'LO,HI;LO,HI;...' (one pair per covariate)."
+    parts = [t for t in text.split(";") if t.strip()]
+    pairs = [_pair(t, "--x-bounds") for t in parts]
+    if len(pairs) == 1: pairs = pairs * d
+    if len(pairs) != d: raise CLIError(f"--x-bounds gives {len(pairs)} pairs for {d} covariates (give one pair, or one per covariate)")
+    lo, hi = np.array(pairs, float).T
+    return lo, hi
 
 # %% ../nbs/13_cli.ipynb #bb152411
 def run_ate(args) -> dict:
@@ -202,7 +241,7 @@ def run_demo(args, out=None):
           f"; this data set has n={len(Y):,}. The interval is wider than the noise SD: it also covers the sampling error "
           "and the noise of the privately released standard error.", file=out)
 
-# %% ../nbs/13_cli.ipynb #e7b5d7d0
+# %% ../nbs/13_cli.ipynb #3a1e4d43
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     "Print only warnings about PUBLIC inputs (PrivacyLeakWarning, e.g. δ ≥ 1/n); drop data-dependent ones."
     if issubclass(category, PrivacyLeakWarning):
@@ -222,7 +261,9 @@ def _join_negative_values(argv):
 
 def _json_safe(r:dict) -> dict:
     "Strict JSON: a non-private run has epsilon = mu = inf, written as the string 'inf' (json.dumps would write Infinity)."
-    return {k: ("inf" if isinstance(v, float) and np.isinf(v) else v) for k, v in r.items()}
+    if isinstance(r, dict): return {k: _json_safe(v) for k, v in r.items()}
+    if isinstance(r, (list, tuple)): return [_json_safe(v) for v in r]
+    return ("inf" if r > 0 else "-inf") if isinstance(r, float) and np.isinf(r) else r
 
 def main(argv=None) -> int:
     "Entry point of `dp-causal`; returns the exit status (0 ok, 2 error)."
@@ -237,10 +278,13 @@ def main(argv=None) -> int:
 def _main(parser, argv) -> int:
     try:
         args = parser.parse_args(argv)
-        if args.command is None: raise CLIError("choose a command: 'ate' or 'demo' (see dp-causal --help)")
+        if args.command is None: raise CLIError("choose a command: 'ate', 'cate', 'cate-eval' or 'demo' (see dp-causal --help)")
         if args.command == "ate":
             r = run_ate(args)
             print(json.dumps(_json_safe(r), indent=2) if args.json else format_release(r))
+        elif args.command in ("cate", "cate-eval"):
+            r = (run_cate if args.command == "cate" else run_cate_eval)(args)
+            print(json.dumps(_json_safe(r), indent=2) if args.json else format_cate(r))
         else: run_demo(args)
         return 0
     except SystemExit as e:   # --help
@@ -252,5 +296,132 @@ def _main(parser, argv) -> int:
         print(f"dp-causal: error: internal error ({type(e).__name__}); no details are printed", file=sys.stderr)
         return 2
 
+# %% ../nbs/13_cli.ipynb #8b50bbeb
+def _cate_data(args):
+    "Read and check the training columns; returns (Y, T, X, covariate names, outcome bounds, x bounds)."
+    covs = [c.strip() for c in args.covariates.split(",") if c.strip()]
+    cols = [args.outcome, args.treatment] + covs
+    if not covs: raise CLIError("--covariates must name at least one column (the CATE is a function of them)")
+    if len(set(cols)) != len(cols): raise CLIError("--outcome, --treatment and --covariates must name distinct columns")
+    if (args.query is None) == (args.save is None): raise CLIError("give exactly one of --query POINTS.csv or --save FILE.npz")
+    if args.out is not None and args.query is None: raise CLIError("--out goes with --query (cate-eval writes files for --save)")
+    data = read_csv_columns(args.data, cols)
+    if not np.isin(data[args.treatment], (0.0, 1.0)).all():
+        raise CLIError(f"treatment column {args.treatment!r}: T must be binary with values in {{0, 1}}{_NOT_SHOWN}")
+    bounds, xb = _pair(args.outcome_bounds, "--outcome-bounds"), _x_bounds(args.x_bounds, len(covs))
+    X = np.column_stack([data[c] for c in covs])
+    if not args.clip:     # same rule and wording as `ate`; the library checks again
+        y = data[args.outcome]
+        if bounds[0] < bounds[1] and np.any((y < bounds[0]) | (y > bounds[1])):
+            raise CLIError(f"outcome column {args.outcome!r} has values outside the declared public bounds "
+                           f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip{_NOT_SHOWN}")
+        if np.all(xb[0] < xb[1]) and np.any((X < xb[0]) | (X > xb[1])):
+            raise CLIError(f"covariates have values outside the declared --x-bounds; widen them or pass --clip{_NOT_SHOWN}")
+    return data[args.outcome], data[args.treatment], X, covs, bounds, xb
+
+# %% ../nbs/13_cli.ipynb #c95c707a
+def _label(epsilon, delta) -> str:
+    return "NON-PRIVATE (epsilon = inf)" if np.isinf(epsilon) else f"(epsilon={epsilon:.4g}, delta={delta:.3g})-DP"
+
+def run_cate(args) -> dict:
+    "Run `dp-causal cate`; returns the release as a dict (public inputs, query points and released numbers only)."
+    from dp_causal_nb.cate import DPCATE
+    Y, T, X, covs, bounds, xb = _cate_data(args)
+    Q = None if args.query is None else np.column_stack(list(read_csv_columns(args.query, covs).values()))
+    kw = dict(learner=args.learner, epsilon=args.epsilon, delta=args.delta, x_bounds=xb, outcome_bounds=bounds,
+              propensity_clip=args.propensity_clip, out_of_bounds="clip" if args.clip else "raise", random_state=args.seed)
+    head = dict(job="cate", outcome=args.outcome, treatment=args.treatment, covariates=covs, n=len(Y),
+                learner=args.learner, epsilon=args.epsilon, delta=args.delta, privacy=_label(args.epsilon, args.delta),
+                outcome_bounds=list(bounds), propensity_clip=args.propensity_clip)
+    if Q is None: return head | _save_function(DPCATE(final="kernel", **kw).fit(Y, T, X=X), args, covs, bounds)
+    est = DPCATE(**kw).fit(Y, T, X=X)
+    vals = est.effect(Q); clamped = est.clamped_
+    lo, hi = est.effect_interval(Q, alpha=args.alpha); s = est.summary(Q, alpha=args.alpha)
+    return head | dict(points=Q.tolist(), cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=args.alpha,
+                       clamped=bool(clamped or s.clamped), feasible_range=list(s.feasible), ate=s.ate,
+                       ate_interval=list(s.interval), noise_sd_point=s.noise_sd_point, final=est.final,
+                       notes=[s.note[len("note: "):]] if s.note else [], out=_write_points(args.out, covs, Q, vals, lo, hi))
+
+# %% ../nbs/13_cli.ipynb #d498259c
+def _save_function(est, args, covs, bounds) -> dict:
+    "Release the fitted kernel stage as a shareable function and write it with its public metadata."
+    from dp_causal_nb.functional import release_shareable_cate_function
+    from dp_causal_nb.features import log_kernel_diag
+    g = release_shareable_cate_function(est)
+    sd = float(g.info["sigma"]) * float(np.exp(0.5 * log_kernel_diag(len(covs), g.info["bandwidth"])))
+    g.info.update(covariates=covs, outcome_bounds=list(bounds), noise_sd_point=sd, privacy=_label(args.epsilon, args.delta))
+    path = g.save(args.save)
+    return dict(saved=path, n_features=g.info["n_features"], bandwidth=g.info["bandwidth"], noise_sd_point=sd)
+
+def _write_points(path, covs, Q, vals, lo, hi):
+    "Write the answers at public points to a CSV (or nothing); returns the path."
+    if path is None: return None
+    try:
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f); w.writerow(covs + ["cate", "lower", "upper"])
+            w.writerows([*map(float, q), float(v), float(a), float(b)] for q, v, a, b in zip(Q, vals, lo, hi))
+    except OSError as e: raise CLIError(f"cannot write {path!r}: {e.strerror or e}") from None
+    return path
+
+# %% ../nbs/13_cli.ipynb #02834644
+def _noise_note(sd:float, vals) -> list:
+    "The note `DPCATE.summary` gives, for the saved function: noise sd against the spread of the released values."
+    spread = float(np.std(vals))
+    return [] if sd <= spread else [f"the privacy noise (sd {sd:.3g} per point) is at least the spread of the released "
+                                    f"CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise"]
+
+def run_cate_eval(args) -> dict:
+    "Run `dp-causal cate-eval`: evaluate a saved shareable CATE function at the points of a CSV (post-processing)."
+    from dp_causal_nb.functional import SharedCATEFunction
+    from dp_causal_nb.release_format import ReleaseFormatError
+    from scipy import stats
+    try: g = SharedCATEFunction.load(args.release)
+    except (ReleaseFormatError, OSError) as e: raise CLIError(str(e).splitlines()[0]) from None
+    info = g.info
+    covs, bounds, sd = info.get("covariates"), info.get("outcome_bounds"), info.get("noise_sd_point")
+    if not covs or bounds is None or sd is None:
+        raise CLIError(f"{args.release}: not written by 'dp-causal cate --save' (covariate names or bounds missing)")
+    a = float(args.alpha)
+    if not 0 < a < 1: raise CLIError(f"--alpha must lie in (0, 1), got {a:g}")
+    Q = np.column_stack(list(read_csv_columns(args.points, covs).values()))
+    raw = g(Q); hw = stats.norm.ppf(1 - a / 2) * sd; R = bounds[1] - bounds[0]
+    vals, lo, hi = (np.clip(v, -R, R) for v in (raw, raw - hw, raw + hw))
+    return dict(job="cate-eval", release=args.release, covariates=covs, privacy=info.get("privacy", "unknown"),
+                points=Q.tolist(), cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=a,
+                clamped=bool(np.any(vals != raw) or np.any(lo != raw - hw) or np.any(hi != raw + hw)),
+                feasible_range=[-R, R], noise_sd_point=sd, notes=_noise_note(sd, vals),
+                out=_write_points(args.out, covs, Q, vals, lo, hi))
+
+# %% ../nbs/13_cli.ipynb #a0ebe1fb
+def format_cate(r:dict) -> str:
+    "The CATE release as text (public inputs, public query points and released numbers only)."
+    lvl = f"{100 * (1 - r['alpha']):g}%" if "alpha" in r else ""
+    covs = r["covariates"]
+    if r["job"] == "cate":
+        head = (f"DP-CATE ({r['learner']}-learner) of {r['outcome']} on {r['treatment']} given {', '.join(covs)}: "
+                f"n={r['n']}, privacy {r['privacy']}")
+    else: head = f"shareable CATE function {r['release']} ({r['privacy']}), evaluated without the data (no budget spent)"
+    if "saved" in r:
+        return (f"{head}\n  wrote the shareable function to {r['saved']}: {r['n_features']} public random features, "
+                f"noised coefficients, no training record (publishable)\n  privacy-noise sd at every point "
+                f"{r['noise_sd_point']:.4g}; evaluate it with: dp-causal cate-eval {r['saved']} --points POINTS.csv")
+    lines = [head, f"  {lvl} intervals cover the non-private second-stage fit (privacy noise only; the sampling error "
+             f"is not included); values clamped to the feasible range [{r['feasible_range'][0]:g}, "
+             f"{r['feasible_range'][1]:g}] are marked *"]
+    if r.get("out"): lines.append(f"  wrote {len(r['cate'])} rows to {r['out']}")
+    else:
+        lines.append("  " + "".join(f"{c:>12}" for c in covs) + f"{'CATE':>12}{'lower':>12}{'upper':>12}")
+        R = r["feasible_range"][1]
+        for q, v, a, b in zip(r["points"], r["cate"], r["lower"], r["upper"]):
+            star = "*" if max(abs(v), abs(a), abs(b)) >= R else " "
+            lines.append("  " + "".join(f"{x:12.4g}" for x in q) + f"{v:12.4g}{a:12.4g}{b:12.4g}{star}")
+    if "ate" in r:
+        lines.append(f"  average over the {len(r['cate'])} points: {r['ate']:.4g} [{r['ate_interval'][0]:.4g}, "
+                     f"{r['ate_interval'][1]:.4g}]")
+    lines.append(f"  privacy-noise sd per point {r['noise_sd_point']:.4g}")
+    lines += [f"  note: {t}" for t in r.get("notes", [])]
+    return "\n".join(lines)
+
+# %% ../nbs/13_cli.ipynb #124dd715
 if __name__ == "__main__" and "__file__" in globals():   # `python -m dp_causal_nb.cli` (not inside a notebook)
     sys.exit(main())

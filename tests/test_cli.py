@@ -197,3 +197,74 @@ def test_release_stays_in_the_feasible_range(tmp_path):
     assert "clamped to [-2, 2], the range the outcome bounds allow" in out and "private ATE" in out
     code, out, err = run(args + ["--epsilon", "inf", "--delta", "1e-6"])
     assert code == 0 and "non-private ATE" in out and "(private)" not in out
+
+
+@pytest.fixture(scope="module")
+def cate_files(tmp_path_factory):
+    "Dataset 1 of DP-CATE (n = 800) as a CSV, a public grid of query points, and the declared bounds."
+    from dp_causal_nb.datasets import dataset1
+    ds = dataset1(800, random_state=1)
+    d = tmp_path_factory.mktemp("cate")
+    data, q = d / "train.csv", d / "grid.csv"
+    data.write_text("y,t,x1,x2\n" + "".join(f"{float(y)!r},{int(a)},{float(u)!r},{float(v)!r}\n"
+                                            for y, a, (u, v) in zip(ds.Y, ds.A, ds.X)))
+    q.write_text("x1,x2\n" + "".join(f"{u},{v}\n" for u in (0.0, 0.5, 1.0) for v in (0.0, 1.0)))
+    yb = f"{float(ds.y_bounds[0])!r},{float(ds.y_bounds[1])!r}"
+    return d, data, q, yb, float(ds.y_bounds[1] - ds.y_bounds[0])
+
+
+def cate_args(data, yb, eps):
+    return ["cate", data, "--outcome", "y", "--treatment", "t", "--covariates", "x1,x2", "--outcome-bounds", yb,
+            "--x-bounds", "0,1", "--epsilon", eps, "--delta", "1e-5"]
+
+
+@pytest.mark.parametrize("eps", ["0.1", "2", "inf"])
+def test_cate_stays_in_the_feasible_range(cate_files, eps):
+    """Issue 12 items 1 and 7: `dp-causal cate` and `cate-eval` never print a value or interval endpoint outside the
+    feasible range [a - b, b - a], and never call an epsilon = inf result private."""
+    d, data, q, yb, R = cate_files
+    for seed in range(3):
+        code, out, err = run(cate_args(data, yb, eps) + ["--query", q, "--seed", seed, "--json"])
+        r = json.loads(out)
+        assert code == 0 and err == "" and r["feasible_range"] == [-R, R]
+        assert all(-R <= a <= v <= b <= R for v, a, b in zip(r["cate"], r["lower"], r["upper"]))
+        assert -R <= r["ate_interval"][0] <= r["ate"] <= r["ate_interval"][1] <= R
+        f = d / f"f{eps}_{seed}.npz"
+        code, out, err = run(cate_args(data, yb, eps) + ["--save", f, "--seed", seed])
+        assert code == 0 and err == ""
+        code, out, err = run(["cate-eval", f, "--points", q, "--json"])
+        r = json.loads(out)
+        assert code == 0 and all(-R <= a <= v <= b <= R for v, a, b in zip(r["cate"], r["lower"], r["upper"]))
+        for args in (cate_args(data, yb, eps) + ["--query", q, "--seed", seed], ["cate-eval", f, "--points", q]):
+            code, out, err = run(args)
+            assert code == 0 and ("NON-PRIVATE" in out) == (eps == "inf") and ("-DP" in out) == (eps != "inf"), out
+
+
+def test_cate_eval_subprocess_needs_no_data(cate_files, tmp_path):
+    "The saved function is evaluated by a separate process that never sees the training file (it is moved away)."
+    d, data, q, yb, R = cate_files
+    f = tmp_path / "g.npz"
+    code, out, err = run(cate_args(data, yb, "1") + ["--save", f, "--seed", 0])
+    assert code == 0 and "publishable" in out
+    alone = tmp_path / "alone"; alone.mkdir()
+    shutil.copy(f, alone / "g.npz"); shutil.copy(q, alone / "grid.csv")
+    p = subprocess.run(CLI + ["cate-eval", "g.npz", "--points", "grid.csv", "--out", "vals.csv"], cwd=alone,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    rows = (alone / "vals.csv").read_text().splitlines()
+    assert rows[0] == "x1,x2,cate,lower,upper" and len(rows) == 7
+
+
+@pytest.mark.parametrize("content, message, secret", [
+    (b"y,t,x1,x2\n0.5,1,0.2,0.3\n0.\xe92,0,0.1,0.9\n", "not valid UTF-8", "xe9"),
+    (b"y,t,x1,x2\n0.5,1,0.2,0.3\n0.25,0,0.1,7.125\n", "outside the declared --x-bounds", "7.125"),
+    (b"y,t,x1,x2\n0.5,1,0.2,0.3\n0.25,3,0.1,0.5\n", "T must be binary", "3"),
+    (b"y,t,x1,x2\n0.5,1,0.2,0.3\n0.25,0,,0.5\n", "has missing values", "0.25"),
+])
+def test_cate_bad_inputs(tmp_path, cate_files, content, message, secret):
+    "The bad-input contract of `ate` holds for `cate`: one line, exit 2, no data value, row or count."
+    d, data, q, yb, R = cate_files
+    p = tmp_path / "bad.csv"; p.write_bytes(content)
+    code, out, err = run(cate_args(p, "0,1", "1") + ["--query", q])
+    assert code == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert secret not in err.replace("(0, 1)", "").replace("{0, 1}", "") and "line" not in err, err
