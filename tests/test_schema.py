@@ -194,3 +194,19 @@ def test_nhefs_schema_encodes_the_causaldata_frame():
     for j, name in enumerate(names):
         if name in cov.feature_names: np.testing.assert_array_equal(X[:, j], cov.X[:, cov.feature_names.index(name)])
         else: np.testing.assert_array_equal(X[:, j], cov.X[:, cov.feature_names.index(f"{name}=1")])
+
+
+def test_odd_cells_never_raise_and_stay_record_wise():
+    "Cells of any type (huge ints, signalling NaN, bytes, lists, objects) encode without error, record by record."
+    import decimal
+    odd = [None, np.nan, pd.NA, pd.NaT, "", " 1 ", "x", 10**400, -10**400, decimal.Decimal("sNaN"), decimal.Decimal("2.5"),
+           b"bytes", [1, 2], {"a": 1}, np.array([1, 2]), object(), complex(1, 2), True, np.datetime64("2020-01-01"),
+           float("inf"), "1e999", "f", 35.0, 2]
+    rng = np.random.default_rng(6); n = 60
+    cols = {c: [odd[i] for i in rng.integers(0, len(odd), n)] for c in ("age", "sex", "edu")}
+    whole = SCHEMA.transform(cols)
+    assert whole.shape == (n, SCHEMA.n_features_out)
+    for i in range(n):
+        np.testing.assert_array_equal(whole[i], SCHEMA.transform({c: [v[i]] for c, v in cols.items()})[0])
+    lo, hi = SCHEMA.encoded_bounds().T
+    assert np.all((whole[:, 1:] >= lo[1:]) & (whole[:, 1:] <= hi[1:]))   # categorical parts always in the box
