@@ -12,6 +12,7 @@ _EXPORTS = {
     "PrivacyAccountant": "accounting", "GDPAccountant": "accounting", "default_accountant": "accounting",
     "set_default_accountant": "accounting",
     "audit_mechanism": "audit", "BudgetError": "core", "PrivacyLeakWarning": "core",
+    "Schema": "schema", "infer_schema": "schema",
 }
 __all__ = sorted(_EXPORTS)
 
