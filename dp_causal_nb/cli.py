@@ -16,7 +16,7 @@ class CLIError(Exception):
 __all__ = ['CLIError', 'read_csv_columns', 'build_parser', 'run_ate', 'format_release', 'run_demo', 'main', 'run_cate',
            'run_cate_eval', 'format_cate']
 
-# %% ../nbs/13_cli.ipynb #d01477b4
+# %% ../nbs/13_cli.ipynb #5bad3691
 _MISSING = {"", "na", "nan", "null", "none", "."}
 _NOT_SHOWN = " (which rows, how many and their values are not shown: they are private)"
 
@@ -25,18 +25,19 @@ def _looks_like_data(cell:str) -> bool:
     try: float(cell); return True
     except ValueError: return cell == ""
 
-def read_csv_columns(path:str, columns:list) -> dict:
-    "Read the named numeric `columns` of the CSV at `path` into float arrays; missing or non-numeric cells are errors."
+def read_csv_columns(path:str, columns:list, text=()) -> dict:
+    """Read the named `columns` of the CSV at `path`: numeric columns into float arrays (missing or non-numeric cells
+    are errors); columns in `text` as lists of stripped strings, unchecked (a `--schema` encodes them, cell by cell)."""
     try: f = open(path, newline="", encoding="utf-8-sig")
     except OSError as e: raise CLIError(f"cannot open data file {path!r}: {e.strerror or e}") from None
     try:
-        with f: return _read_columns(csv.reader(f), path, columns)
+        with f: return _read_columns(csv.reader(f), path, columns, set(text))
     except UnicodeDecodeError:   # the codec's message quotes the byte and its offset: name the file only
         raise CLIError(f"{path}: the file is not valid UTF-8 text") from None
     except csv.Error:            # e.g. a field larger than the csv module's limit: the message may quote data
         raise CLIError(f"{path}: the file is not a CSV file this command can read (a malformed or oversized field)") from None
 
-def _read_columns(reader, path, columns):
+def _read_columns(reader, path, columns, text=frozenset()):
     header = next(reader, None)
     if not header: raise CLIError(f"{path}: the file is empty (a header row is required)")
     header = [h.strip() for h in header]
@@ -57,6 +58,7 @@ def _read_columns(reader, path, columns):
                                  "record counts: silently skipping one would change n)")
         for c, j in pos.items():
             cell = row[j].strip() if j < len(row) else ""
+            if c in text: out[c].append(cell); continue      # encoded by the public schema; never an error here
             if cell.lower() in _MISSING:
                 raise CLIError(f"column {c!r} has missing values; drop or impute them with a public rule before a "
                                f"private analysis{_NOT_SHOWN}")
@@ -65,9 +67,9 @@ def _read_columns(reader, path, columns):
             if not np.isfinite(v): raise CLIError(f"column {c!r} has infinite values{_NOT_SHOWN}")
             out[c].append(v)
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
-    return {c: np.asarray(v) for c, v in out.items()}
+    return {c: (v if c in text else np.asarray(v)) for c, v in out.items()}
 
-# %% ../nbs/13_cli.ipynb #0e8d4e31
+# %% ../nbs/13_cli.ipynb #78228da3
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
@@ -98,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--clip-outcomes", action="store_true", help="clip outcomes to the bounds instead of failing")
     a.add_argument("--x-bounds", default=None, help="public covariate bounds LO,HI for every covariate (enables the "
                    "split design: private nuisance models, noise of order 1/n)")
+    a.add_argument("--schema", default=None, help="public covariate schema (JSON: bounds or categories per column); "
+                   "replaces --covariates and --x-bounds, and enables the split design")
     a.add_argument("--design", default="auto", choices=DESIGNS, help="auto (split if --x-bounds is given, else fold), "
                    "fold (Lebeda et al., any models, no covariate bounds) or split")
     a.add_argument("--seed", type=int, default=None, help="random seed (teaching only; omit for a real release)")
@@ -108,15 +112,17 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
     return p
 
-# %% ../nbs/13_cli.ipynb #33a9daff
+# %% ../nbs/13_cli.ipynb #8ad19471
 def _add_cate_parsers(sub):
     c = sub.add_parser("cate", help="private CATE (DP-CATE R/DR-learner) at query points, or a shareable function file")
     c.add_argument("data", help="CSV file with a header row")
     c.add_argument("--outcome", required=True, help="outcome column")
     c.add_argument("--treatment", required=True, help="binary (0/1) treatment column")
-    c.add_argument("--covariates", required=True, help="comma-separated covariate columns")
+    c.add_argument("--covariates", default="", help="comma-separated covariate columns (or give --schema)")
+    c.add_argument("--schema", default=None, help="public covariate schema (JSON: bounds or categories per column); "
+                   "replaces --covariates and --x-bounds")
     c.add_argument("--outcome-bounds", required=True, help="public outcome bounds LO,HI (domain knowledge, not data)")
-    c.add_argument("--x-bounds", required=True, help="public covariate bounds: LO,HI for all, or LO,HI;LO,HI;... per covariate")
+    c.add_argument("--x-bounds", default=None, help="public covariate bounds: LO,HI for all, or LO,HI;LO,HI;... per covariate")
     c.add_argument("--epsilon", type=float, required=True, help="total ε of the release (inf: non-private)")
     c.add_argument("--delta", type=float, required=True, help="total δ of the release")
     c.add_argument("--query", default=None, help="CSV of PUBLIC query points (the covariate columns by name)")
@@ -145,13 +151,49 @@ def _x_bounds(text:str, d:int):
     lo, hi = np.array(pairs, float).T
     return lo, hi
 
-# %% ../nbs/13_cli.ipynb #bb152411
+# %% ../nbs/13_cli.ipynb #4da9adb6
+def _load_schema(args):
+    "The public schema of `--schema` (None without it); an inferred schema is refused."
+    if getattr(args, "schema", None) is None: return None
+    from dp_causal_nb.schema import Schema
+    try: sch = Schema.from_json(args.schema)
+    except OSError as e: raise CLIError(f"cannot open schema file {args.schema!r}: {e.strerror or e}") from None
+    except (ValueError, TypeError, KeyError) as e: raise CLIError(f"--schema {args.schema}: {str(e).splitlines()[0]}") from None
+    if sch.inferred: raise CLIError("--schema: this schema was inferred from data (inferred: true); a release with it "
+                                    "would not be DP: declare the columns from public facts (codebook, design)")
+    if args.x_bounds is not None: raise CLIError("give either --schema or --x-bounds (both declare the covariate bounds)")
+    return sch
+
+def _covariate_names(args, schema) -> list:
+    "Covariate columns: the schema's, or --covariates (they must agree when both are given)."
+    given = [c.strip() for c in args.covariates.split(",") if c.strip()]
+    if schema is None: return given
+    if given and given != list(schema.columns):
+        raise CLIError("--covariates differs from the --schema columns; omit --covariates (the schema names them)")
+    return list(schema.columns)
+
+def _encode(data:dict, covs:list, schema):
+    "(X, encoded x bounds or None, feature names): the schema's public encoding, or the numeric columns as they are."
+    if not covs: return None, None, []
+    if schema is None: return np.column_stack([data[c] for c in covs]), None, list(covs)
+    X = schema.transform({c: data[c] for c in covs}, name="covariates")
+    eb = schema.encoded_bounds()
+    return X, (eb[:, 0].copy(), eb[:, 1].copy()), schema.feature_names_out()
+
+def _query_points(path, covs, schema):
+    "Public query points: (encoded array, the rows as read, for display)."
+    q = read_csv_columns(path, covs, text=covs if schema else ())
+    X, _, _ = _encode(q, covs, schema)
+    shown = [list(r) for r in zip(*(q[c] for c in covs))] if schema else X.tolist()
+    return X, shown
+
+# %% ../nbs/13_cli.ipynb #527b99f5
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
-    covs = [c.strip() for c in args.covariates.split(",") if c.strip()]
+    schema = _load_schema(args); covs = _covariate_names(args, schema)
     cols = [args.outcome, args.treatment] + covs
     if len(set(cols)) != len(cols): raise CLIError("--outcome, --treatment and --covariates must name distinct columns")
-    data = read_csv_columns(args.data, cols)
+    data = read_csv_columns(args.data, cols, text=covs if schema else ())
     bounds = _pair(args.outcome_bounds, "--outcome-bounds")
     if args.mu is None and args.epsilon is None: raise CLIError("give a privacy budget: --epsilon and --delta, or --mu")
     if args.mu is not None and args.epsilon is not None: raise CLIError("give either --mu or --epsilon/--delta, not both")
@@ -164,13 +206,13 @@ def run_ate(args) -> dict:
         if np.any((y < bounds[0]) | (y > bounds[1])):
             raise CLIError(f"outcome column {args.outcome!r} has values outside the declared public bounds "
                            f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip-outcomes{_NOT_SHOWN}")
-    X = np.column_stack([data[c] for c in covs]) if covs else None
-    xb = None if args.x_bounds is None else _pair(args.x_bounds, "--x-bounds")
+    X, xb, feats = _encode(data, covs, schema)
+    if schema is None: xb = None if args.x_bounds is None else _pair(args.x_bounds, "--x-bounds")
     m = DPATE(estimator=args.estimator, design=args.design, n_folds=args.folds, epsilon=args.epsilon, delta=args.delta,
               mu=args.mu, outcome_bounds=bounds, x_bounds=xb, propensity_clip=args.propensity_clip,
               out_of_bounds="clip" if args.clip_outcomes else "raise", random_state=args.seed)
     m.fit(data[args.outcome], data[args.treatment], X=X)
-    return {"estimator": m.estimator, "outcome": args.outcome, "treatment": args.treatment, "covariates": covs,
+    return {"estimator": m.estimator, "outcome": args.outcome, "treatment": args.treatment, "covariates": covs, "features": feats,
             "n": m.n_, "design": m.design_, "n_folds": m.n_folds_, "split_sizes": m.split_sizes_, "ate": m.ate_, "conf_int_95": list(m.conf_int_), "stderr": m.stderr_,
             "epsilon": m.epsilon_spent_, "delta": m.delta_spent_, "mu": m.mu_spent_,
             "outcome_bounds": list(bounds), "propensity_clip": args.propensity_clip,
@@ -296,20 +338,22 @@ def _main(parser, argv) -> int:
         print(f"dp-causal: error: internal error ({type(e).__name__}); no details are printed", file=sys.stderr)
         return 2
 
-# %% ../nbs/13_cli.ipynb #8b50bbeb
+# %% ../nbs/13_cli.ipynb #a8577d32
 def _cate_data(args):
     "Read and check the training columns; returns (Y, T, X, covariate names, outcome bounds, x bounds)."
-    covs = [c.strip() for c in args.covariates.split(",") if c.strip()]
+    schema = _load_schema(args); covs = _covariate_names(args, schema)
     cols = [args.outcome, args.treatment] + covs
-    if not covs: raise CLIError("--covariates must name at least one column (the CATE is a function of them)")
+    if not covs: raise CLIError("--covariates (or --schema) must name at least one column (the CATE is a function of them)")
     if len(set(cols)) != len(cols): raise CLIError("--outcome, --treatment and --covariates must name distinct columns")
     if (args.query is None) == (args.save is None): raise CLIError("give exactly one of --query POINTS.csv or --save FILE.npz")
     if args.out is not None and args.query is None: raise CLIError("--out goes with --query (cate-eval writes files for --save)")
-    data = read_csv_columns(args.data, cols)
+    if schema is None and args.x_bounds is None: raise CLIError("give the public covariate bounds: --x-bounds or --schema")
+    data = read_csv_columns(args.data, cols, text=covs if schema else ())
     if not np.isin(data[args.treatment], (0.0, 1.0)).all():
         raise CLIError(f"treatment column {args.treatment!r}: T must be binary with values in {{0, 1}}{_NOT_SHOWN}")
-    bounds, xb = _pair(args.outcome_bounds, "--outcome-bounds"), _x_bounds(args.x_bounds, len(covs))
-    X = np.column_stack([data[c] for c in covs])
+    bounds = _pair(args.outcome_bounds, "--outcome-bounds")
+    X, xb, feats = _encode(data, covs, schema)
+    if schema is None: xb = _x_bounds(args.x_bounds, len(covs))
     if not args.clip:     # same rule and wording as `ate`; the library checks again
         y = data[args.outcome]
         if bounds[0] < bounds[1] and np.any((y < bounds[0]) | (y > bounds[1])):
@@ -317,39 +361,40 @@ def _cate_data(args):
                            f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip{_NOT_SHOWN}")
         if np.all(xb[0] < xb[1]) and np.any((X < xb[0]) | (X > xb[1])):
             raise CLIError(f"covariates have values outside the declared --x-bounds; widen them or pass --clip{_NOT_SHOWN}")
-    return data[args.outcome], data[args.treatment], X, covs, bounds, xb
+    return data[args.outcome], data[args.treatment], X, covs, bounds, xb, schema
 
-# %% ../nbs/13_cli.ipynb #c95c707a
+# %% ../nbs/13_cli.ipynb #2b44412d
 def _label(epsilon, delta) -> str:
     return "NON-PRIVATE (epsilon = inf)" if np.isinf(epsilon) else f"(epsilon={epsilon:.4g}, delta={delta:.3g})-DP"
 
 def run_cate(args) -> dict:
     "Run `dp-causal cate`; returns the release as a dict (public inputs, query points and released numbers only)."
     from dp_causal_nb.cate import DPCATE
-    Y, T, X, covs, bounds, xb = _cate_data(args)
-    Q = None if args.query is None else np.column_stack(list(read_csv_columns(args.query, covs).values()))
+    Y, T, X, covs, bounds, xb, schema = _cate_data(args)
+    Q, shown = (None, None) if args.query is None else _query_points(args.query, covs, schema)
     kw = dict(learner=args.learner, epsilon=args.epsilon, delta=args.delta, x_bounds=xb, outcome_bounds=bounds,
               propensity_clip=args.propensity_clip, out_of_bounds="clip" if args.clip else "raise", random_state=args.seed)
     head = dict(job="cate", outcome=args.outcome, treatment=args.treatment, covariates=covs, n=len(Y),
                 learner=args.learner, epsilon=args.epsilon, delta=args.delta, privacy=_label(args.epsilon, args.delta),
                 outcome_bounds=list(bounds), propensity_clip=args.propensity_clip)
-    if Q is None: return head | _save_function(DPCATE(final="kernel", **kw).fit(Y, T, X=X), args, covs, bounds)
+    if Q is None: return head | _save_function(DPCATE(final="kernel", **kw).fit(Y, T, X=X), args, covs, bounds, schema)
     est = DPCATE(**kw).fit(Y, T, X=X)
     vals = est.effect(Q); clamped = est.clamped_
     lo, hi = est.effect_interval(Q, alpha=args.alpha); s = est.summary(Q, alpha=args.alpha)
-    return head | dict(points=Q.tolist(), cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=args.alpha,
+    return head | dict(points=shown, cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=args.alpha,
                        clamped=bool(clamped or s.clamped), feasible_range=list(s.feasible), ate=s.ate,
                        ate_interval=list(s.interval), noise_sd_point=s.noise_sd_point, final=est.final,
-                       notes=[s.note[len("note: "):]] if s.note else [], out=_write_points(args.out, covs, Q, vals, lo, hi))
+                       notes=[s.note[len("note: "):]] if s.note else [], out=_write_points(args.out, covs, shown, vals, lo, hi))
 
-# %% ../nbs/13_cli.ipynb #d498259c
-def _save_function(est, args, covs, bounds) -> dict:
+# %% ../nbs/13_cli.ipynb #fb99f240
+def _save_function(est, args, covs, bounds, schema=None) -> dict:
     "Release the fitted kernel stage as a shareable function and write it with its public metadata."
     from dp_causal_nb.functional import release_shareable_cate_function
     from dp_causal_nb.features import log_kernel_diag
     g = release_shareable_cate_function(est)
     sd = float(g.info["sigma"]) * float(np.exp(0.5 * log_kernel_diag(len(covs), g.info["bandwidth"])))
     g.info.update(covariates=covs, outcome_bounds=list(bounds), noise_sd_point=sd, privacy=_label(args.epsilon, args.delta))
+    if schema is not None: g.info["schema"] = schema.to_dict()     # public: cate-eval encodes the points with it
     path = g.save(args.save)
     return dict(saved=path, n_features=g.info["n_features"], bandwidth=g.info["bandwidth"], noise_sd_point=sd)
 
@@ -359,11 +404,11 @@ def _write_points(path, covs, Q, vals, lo, hi):
     try:
         with open(path, "w", newline="") as f:
             w = csv.writer(f); w.writerow(covs + ["cate", "lower", "upper"])
-            w.writerows([*map(float, q), float(v), float(a), float(b)] for q, v, a, b in zip(Q, vals, lo, hi))
+            w.writerows([*q, float(v), float(a), float(b)] for q, v, a, b in zip(Q, vals, lo, hi))
     except OSError as e: raise CLIError(f"cannot write {path!r}: {e.strerror or e}") from None
     return path
 
-# %% ../nbs/13_cli.ipynb #02834644
+# %% ../nbs/13_cli.ipynb #928dfee8
 def _noise_note(sd:float, vals) -> list:
     "The note `DPCATE.summary` gives, for the saved function: noise sd against the spread of the released values."
     spread = float(np.std(vals))
@@ -383,16 +428,20 @@ def run_cate_eval(args) -> dict:
         raise CLIError(f"{args.release}: not written by 'dp-causal cate --save' (covariate names or bounds missing)")
     a = float(args.alpha)
     if not 0 < a < 1: raise CLIError(f"--alpha must lie in (0, 1), got {a:g}")
-    Q = np.column_stack(list(read_csv_columns(args.points, covs).values()))
+    schema = None
+    if "schema" in info:
+        from dp_causal_nb.schema import Schema
+        schema = Schema.from_dict(info["schema"])
+    Q, shown = _query_points(args.points, covs, schema)
     raw = g(Q); hw = stats.norm.ppf(1 - a / 2) * sd; R = bounds[1] - bounds[0]
     vals, lo, hi = (np.clip(v, -R, R) for v in (raw, raw - hw, raw + hw))
     return dict(job="cate-eval", release=args.release, covariates=covs, privacy=info.get("privacy", "unknown"),
-                points=Q.tolist(), cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=a,
+                points=shown, cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=a,
                 clamped=bool(np.any(vals != raw) or np.any(lo != raw - hw) or np.any(hi != raw + hw)),
                 feasible_range=[-R, R], noise_sd_point=sd, notes=_noise_note(sd, vals),
-                out=_write_points(args.out, covs, Q, vals, lo, hi))
+                out=_write_points(args.out, covs, shown, vals, lo, hi))
 
-# %% ../nbs/13_cli.ipynb #a0ebe1fb
+# %% ../nbs/13_cli.ipynb #ab2e113a
 def format_cate(r:dict) -> str:
     "The CATE release as text (public inputs, public query points and released numbers only)."
     lvl = f"{100 * (1 - r['alpha']):g}%" if "alpha" in r else ""
@@ -414,7 +463,8 @@ def format_cate(r:dict) -> str:
         R = r["feasible_range"][1]
         for q, v, a, b in zip(r["points"], r["cate"], r["lower"], r["upper"]):
             star = "*" if max(abs(v), abs(a), abs(b)) >= R else " "
-            lines.append("  " + "".join(f"{x:12.4g}" for x in q) + f"{v:12.4g}{a:12.4g}{b:12.4g}{star}")
+            lines.append("  " + "".join(f"{x:12.4g}" if isinstance(x, float) else f"{str(x):>12}" for x in q)
+                         + f"{v:12.4g}{a:12.4g}{b:12.4g}{star}")
     if "ate" in r:
         lines.append(f"  average over the {len(r['cate'])} points: {r['ate']:.4g} [{r['ate_interval'][0]:.4g}, "
                      f"{r['ate_interval'][1]:.4g}]")

@@ -268,3 +268,26 @@ def test_cate_bad_inputs(tmp_path, cate_files, content, message, secret):
     code, out, err = run(cate_args(p, "0,1", "1") + ["--query", q])
     assert code == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err, err
     assert secret not in err.replace("(0, 1)", "").replace("{0, 1}", "") and "line" not in err, err
+
+
+def test_schema_neighbours_behave_alike(tmp_path):
+    """Issue 19: with a declared schema, a record with an unseen category, a missing cell or a non-numeric cell in a
+    numeric column is encoded by the schema's public rule: the command's observable behaviour (exit status, stderr,
+    the released fields other than the noised numbers) is the same as on the neighbour with an ordinary record."""
+    from dp_causal_nb.schema import Schema
+    rng = np.random.default_rng(0); n = 300
+    rows = [(float(np.clip(rng.normal(), -2, 2)), int(rng.uniform() < 0.5), float(rng.uniform(20, 80)), str(rng.choice(["a", "b"])))
+            for _ in range(n)]
+    sj = tmp_path / "schema.json"
+    Schema.from_dict({"age": (20, 80), "group": {"categories": ["a", "b"]}}).to_json(sj)
+    def observe(last):
+        p = tmp_path / "d.csv"
+        p.write_text("y,t,age,group\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in rows[:-1] + [last]))
+        code, out, err = run(["ate", p, "--outcome", "y", "--treatment", "t", "--schema", sj, "--outcome-bounds", "-2,2",
+                              "--epsilon", "1", "--delta", "1e-6", "--json"])
+        r = json.loads(out) if code == 0 else {}
+        return code, err, sorted(r), r.get("features"), r.get("design"), r.get("split_sizes")
+    ordinary = observe((0.1, 1, "40", "a"))
+    assert ordinary[0] == 0 and ordinary[1] == ""
+    for odd in [(0.1, 1, "40", "zz"), (0.1, 1, "40", ""), (0.1, 1, "", "a"), (0.1, 1, "forty", "b"), (0.1, 1, "NA", "NA")]:
+        assert observe(odd) == ordinary, odd
