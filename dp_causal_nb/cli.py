@@ -16,7 +16,7 @@ class CLIError(Exception):
 __all__ = ['CLIError', 'read_csv_columns', 'build_parser', 'run_ate', 'format_release', 'run_demo', 'main', 'run_cate',
            'run_cate_eval', 'format_cate']
 
-# %% ../nbs/13_cli.ipynb #5bad3691
+# %% ../nbs/13_cli.ipynb #f140014f
 _MISSING = {"", "na", "nan", "null", "none", "."}
 _NOT_SHOWN = " (which rows, how many and their values are not shown: they are private)"
 
@@ -27,18 +27,27 @@ def _looks_like_data(cell:str) -> bool:
 
 def read_csv_columns(path:str, columns:list, text=()) -> dict:
     """Read the named `columns` of the CSV at `path`: numeric columns into float arrays (missing or non-numeric cells
-    are errors); columns in `text` as lists of stripped strings, unchecked (a `--schema` encodes them, cell by cell)."""
-    try: f = open(path, newline="", encoding="utf-8-sig")
+    are errors; ±inf and overflowing numbers are kept, for the bounds rule); columns in `text` as lists of stripped
+    strings, unchecked (a `--schema` encodes them, cell by cell). One physical line is one record."""
+    try: f = open(path, "rb")
     except OSError as e: raise CLIError(f"cannot open data file {path!r}: {e.strerror or e}") from None
     try:
-        with f: return _read_columns(csv.reader(f), path, columns, set(text))
+        with f: lines = f.read().decode("utf-8-sig").split("\n")
     except UnicodeDecodeError:   # the codec's message quotes the byte and its offset: name the file only
         raise CLIError(f"{path}: the file is not valid UTF-8 text") from None
-    except csv.Error:            # e.g. a field larger than the csv module's limit: the message may quote data
-        raise CLIError(f"{path}: the file is not a CSV file this command can read (a malformed or oversized field)") from None
+    return _read_columns((_parse_line(l) for l in lines), path, columns, set(text))
 
-def _read_columns(reader, path, columns, text=frozenset()):
-    header = next(reader, None)
+def _parse_line(line:str) -> list:
+    "The cells of ONE physical line (a quote left open cannot swallow the next records); [] for an empty line."
+    line = line[:-1] if line.endswith("\r") else line
+    if not line: return []
+    old = csv.field_size_limit(sys.maxsize)      # a huge cell is one cell of one record, not a file-level failure
+    try: return next(csv.reader([line], strict=False), [])
+    except csv.Error: return [line]              # e.g. a NUL byte: the record's cells are then missing, not an error here
+    finally: csv.field_size_limit(old)
+
+def _read_columns(rows, path, columns, text=frozenset()):
+    header = next(rows, None)
     if not header: raise CLIError(f"{path}: the file is empty (a header row is required)")
     header = [h.strip() for h in header]
     if any(_looks_like_data(h) for h in header):   # never echo a row that may be a record
@@ -51,9 +60,8 @@ def _read_columns(reader, path, columns, text=frozenset()):
     pos = {c: header.index(c) for c in columns}
     out = {c: [] for c in columns}
     blank = False
-    for row in reader:
-        if not row or (len(header) > 1 and all(not x.strip() for x in row)):   # an empty line: fine only at the end
-            blank = True; continue
+    for row in rows:
+        if not row: blank = True; continue         # an empty line: fine only at the end (a line of commas is a record)
         if blank: raise CLIError(f"{path}: an empty row lies between data rows; drop it or fill its values (every "
                                  "record counts: silently skipping one would change n)")
         for c, j in pos.items():
@@ -64,7 +72,8 @@ def _read_columns(reader, path, columns, text=frozenset()):
                                f"private analysis{_NOT_SHOWN}")
             try: v = float(cell)
             except ValueError: raise CLIError(f"column {c!r} has non-numeric values{_NOT_SHOWN}") from None
-            if not np.isfinite(v): raise CLIError(f"column {c!r} has infinite values{_NOT_SHOWN}")
+            if v != v: raise CLIError(f"column {c!r} has missing values (NaN); drop or impute them with a public rule "
+                                      f"before a private analysis{_NOT_SHOWN}")
             out[c].append(v)
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
     return {c: (v if c in text else np.asarray(v)) for c, v in out.items()}
@@ -187,7 +196,7 @@ def _query_points(path, covs, schema):
     shown = [list(r) for r in zip(*(q[c] for c in covs))] if schema else X.tolist()
     return X, shown
 
-# %% ../nbs/13_cli.ipynb #527b99f5
+# %% ../nbs/13_cli.ipynb #00b88898
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     schema = _load_schema(args); covs = _covariate_names(args, schema)
@@ -208,10 +217,14 @@ def run_ate(args) -> dict:
                            f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip-outcomes{_NOT_SHOWN}")
     X, xb, feats = _encode(data, covs, schema)
     if schema is None: xb = None if args.x_bounds is None else _pair(args.x_bounds, "--x-bounds")
+    y = np.clip(data[args.outcome], *bounds) if args.clip_outcomes else data[args.outcome]   # what DPATE's "clip" does
+    if X is not None and xb is not None: X = np.clip(X, *xb)   # the split design clips covariates to x_bounds (silently)
+    elif X is not None and not np.all(np.isfinite(X)):          # no declared bounds: the domain is the finite reals
+        raise CLIError(f"covariates have infinite values; declare --x-bounds or --schema to have them clipped{_NOT_SHOWN}")
     m = DPATE(estimator=args.estimator, design=args.design, n_folds=args.folds, epsilon=args.epsilon, delta=args.delta,
               mu=args.mu, outcome_bounds=bounds, x_bounds=xb, propensity_clip=args.propensity_clip,
               out_of_bounds="clip" if args.clip_outcomes else "raise", random_state=args.seed)
-    m.fit(data[args.outcome], data[args.treatment], X=X)
+    m.fit(y, data[args.treatment], X=X)
     return {"estimator": m.estimator, "outcome": args.outcome, "treatment": args.treatment, "covariates": covs, "features": feats,
             "n": m.n_, "design": m.design_, "n_folds": m.n_folds_, "split_sizes": m.split_sizes_, "ate": m.ate_, "conf_int_95": list(m.conf_int_), "stderr": m.stderr_,
             "epsilon": m.epsilon_spent_, "delta": m.delta_spent_, "mu": m.mu_spent_,
@@ -338,7 +351,7 @@ def _main(parser, argv) -> int:
         print(f"dp-causal: error: internal error ({type(e).__name__}); no details are printed", file=sys.stderr)
         return 2
 
-# %% ../nbs/13_cli.ipynb #a8577d32
+# %% ../nbs/13_cli.ipynb #3a30e39b
 def _cate_data(args):
     "Read and check the training columns; returns (Y, T, X, covariate names, outcome bounds, x bounds)."
     schema = _load_schema(args); covs = _covariate_names(args, schema)
@@ -361,7 +374,9 @@ def _cate_data(args):
                            f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip{_NOT_SHOWN}")
         if np.all(xb[0] < xb[1]) and np.any((X < xb[0]) | (X > xb[1])):
             raise CLIError(f"covariates have values outside the declared --x-bounds; widen them or pass --clip{_NOT_SHOWN}")
-    return data[args.outcome], data[args.treatment], X, covs, bounds, xb, schema
+    Y = data[args.outcome]
+    if args.clip: Y, X = np.clip(Y, *bounds), np.clip(X, *xb)     # what DPCATE's out_of_bounds="clip" does (silently)
+    return Y, data[args.treatment], X, covs, bounds, xb, schema
 
 # %% ../nbs/13_cli.ipynb #2b44412d
 def _label(epsilon, delta) -> str:

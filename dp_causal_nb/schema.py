@@ -104,11 +104,13 @@ def _column_spec(name, spec):
     raise ValueError(f"schema column {name!r}: declare numeric bounds (lower, upper) / {{'bounds': [lower, upper]}} "
                      "or a vocabulary {'categories': [...]}")
 
-# %% ../nbs/00a_schema.ipynb #e3123081
+# %% ../nbs/00a_schema.ipynb #0f8cabb3
 def _encode_numeric(col, c):
     a = np.asarray(col)
     if a.dtype.kind in "biuf": v = a.astype(float)
     else: v = np.array([k if isinstance(k, float) else np.nan for k in map(_cell_key, a.ravel())], float)
+    w = c.hi - c.lo     # ±inf (an overflowing cell) becomes a finite out-of-bounds value: refused or clipped like 1e300
+    v = np.where(v == np.inf, c.hi + w, np.where(v == -np.inf, c.lo - w, v))
     return np.where(np.isnan(v), c.fill, v)[:, None]
 
 def _codes(col, c):
@@ -329,14 +331,15 @@ class Covariates:
     schema: Schema | None
     private_ok: bool
 
-# %% ../nbs/00a_schema.ipynb #7b093d1c
+# %% ../nbs/00a_schema.ipynb #6a9d6b15
 def _unschematised(X, name):
     "(float array, input names or None) of covariates without a schema: the numpy contract (numeric, finite)."
     cols = _named_columns(X, name)
     if cols is None: return check_array(X, name, ndim=2), None
     for c, a in cols.items():
-        try: a = cols[c] = np.asarray(a.tolist()) if a.dtype == object else a     # a list of numbers is numeric
-        except ValueError: pass
+        if a.dtype == object:     # a list of numbers is numeric, whatever their types (int of any size, Decimal, float)
+            try: a = cols[c] = np.asarray(a.tolist(), dtype=float)
+            except (ValueError, TypeError, OverflowError): pass
         if a.dtype.kind not in "biuf":
             raise TypeError(f"{name}: column {c!r} is not numeric: declare it in a schema (x_bounds={{{c!r}: "
                             "{'categories': [...]}}) or encode it with a public rule")

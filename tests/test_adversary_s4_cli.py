@@ -1,7 +1,7 @@
 """Adversarial review (session 4) of the new CLI release paths (`dp-causal ate/cate --schema`, `cate --save`) and the
 schema layer (invariant 4). Each test is a pair of NEIGHBOURING files (one line replaced, same public inputs: schema,
 bounds, epsilon, delta, seed, query points) whose observable behaviour differs other than through the noise on the
-current code. They are marked xfail(strict=True): they fail now and must pass once the finding is fixed (then drop
+code of commit e06f269. They were marked xfail(strict=True) until the findings were fixed (then drop
 the mark)."""
 import contextlib, io, json
 import numpy as np
@@ -58,9 +58,6 @@ def observe(tmp_path, schema, lines, cmd="ate", extra=()):
 
 # --- Finding A (HIGH): one malformed line swallows the records after it (CSV quoted field), changing n -----------
 
-@pytest.mark.xfail(strict=True, reason="finding A: an unbalanced quote in one line makes the csv reader merge all later "
-                   "lines into one field; n (and the sensitivity, the split, the saved metadata) then reveal the line's "
-                   "position, and the error message for an early line quotes the count ('n=6', 'got 6')")
 @pytest.mark.parametrize("cmd", ["ate", "cate"])
 def test_unbalanced_quote_does_not_change_n(tmp_path, schema, cmd):
     """Neighbours: line 151 is `0.1,1,40,zz` (an unseen category: the schema's 'other' level) or `0.1,1,40,"zz`.
@@ -80,9 +77,6 @@ def test_unbalanced_quote_does_not_change_n(tmp_path, schema, cmd):
 
 # --- Finding B (MEDIUM): an infinite cell in a schema numeric column fails; a huge finite one is clipped -----------
 
-@pytest.mark.xfail(strict=True, reason="finding B: Schema encodes 'inf', '1e400', '-inf' or a 400-digit integer in a "
-                   "numeric column as ±inf (not the fill, not an out-of-bounds finite value); the estimator then refuses "
-                   "X ('X contains NaN or infinite values', exit 2) while the neighbour with 1e300 is clipped (exit 0)")
 @pytest.mark.parametrize("cmd, extra", [("ate", ()), ("cate", ("--clip",))])
 @pytest.mark.parametrize("cell", ["inf", "1e400", "-inf", "1" * 400], ids=["inf", "1e400", "-inf", "400digits"])
 def test_schema_infinite_numeric_cell_behaves_like_out_of_bounds(tmp_path, schema, cmd, extra, cell):
@@ -94,8 +88,6 @@ def test_schema_infinite_numeric_cell_behaves_like_out_of_bounds(tmp_path, schem
     assert b == a
 
 
-@pytest.mark.xfail(strict=True, reason="finding B, by hand: Schema.transform returns ±inf for an infinite or "
-                   "overflowing numeric cell, so DPATE fits on one neighbour and raises on the other")
 @pytest.mark.parametrize("cell", [float("inf"), "inf", "1e400", 10 ** 400], ids=["float-inf", "str-inf", "str-1e400", "int-10**400"])
 def test_schema_encoding_is_finite_before_dpate(cell):
     "The schema layer as a user reaches it by hand: resolve_covariates, then DPATE(x_bounds=the encoded bounds)."
@@ -122,8 +114,6 @@ def test_schema_encoding_is_finite_before_dpate(cell):
 
 # --- Finding C (LOW): a trailing all-blank record is silently dropped (n - 1); any other missing outcome is refused --
 
-@pytest.mark.xfail(strict=True, reason="finding C: the last line ',,,' is skipped as 'an empty line at the end' (exit 0, "
-                   "n=199) while its neighbour ',1,40,a' (missing outcome) is refused; a line of empty cells is a record")
 def test_trailing_blank_record_is_a_record(tmp_path, schema):
     base = records()
     a = observe(tmp_path, schema, base[:-1] + [",1,40,a"])
@@ -134,8 +124,6 @@ def test_trailing_blank_record_is_a_record(tmp_path, schema):
 
 # --- Finding D (LOW): an oversized cell in a schema-encoded text column fails the whole file ----------------------
 
-@pytest.mark.xfail(strict=True, reason="finding D: a categorical cell longer than csv.field_size_limit() (128 KiB) "
-                   "raises csv.Error (exit 2) while the neighbour's unseen category goes to 'other' (exit 0)")
 def test_oversized_categorical_cell_goes_to_other(tmp_path, schema):
     base = records()
     a = observe(tmp_path, schema, base[:-1] + ["0.1,1,40,zz"])
@@ -144,8 +132,6 @@ def test_oversized_categorical_cell_goes_to_other(tmp_path, schema):
     assert b == a
 
 
-@pytest.mark.xfail(strict=True, reason="finding B2: with --clip, an outcome literal that overflows to inf ('1e400') is "
-                   "refused ('infinite values', exit 2) while its neighbour 1e300 is clipped to the bound (exit 0)")
 @pytest.mark.parametrize("cmd, extra", [("ate", ("--clip-outcomes",)), ("cate", ("--clip",))])
 def test_clip_mode_overflowing_outcome_is_clipped(tmp_path, schema, cmd, extra):
     base = records()
@@ -157,9 +143,6 @@ def test_clip_mode_overflowing_outcome_is_clipped(tmp_path, schema, cmd, extra):
 
 # --- Finding E (LOW): without a schema, one big Python int / Decimal makes a dict/list column "not numeric" --------
 
-@pytest.mark.xfail(strict=True, reason="finding E: resolve_covariates without a schema infers the dtype of a list column "
-                   "(np.asarray(a.tolist())): a Python int beyond int64 or a Decimal gives an object array and a TypeError "
-                   "('column is not numeric') while the neighbour holding the same number as a float is accepted")
 @pytest.mark.parametrize("cell", [2 ** 64, __import__("decimal").Decimal("0.5")], ids=["int-2**64", "Decimal"])
 def test_unschematised_numeric_column_accepts_any_number(cell):
     from dp_causal_nb.schema import resolve_covariates

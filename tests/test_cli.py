@@ -92,7 +92,7 @@ def _edit(csv_path, tmp_path, content):
     (["--mu", "1"], "nonbinary", "T must be binary", "7"),
     (["--mu", "1"], "outofbounds", "outside the declared public bounds", "123.5"),
     (["--mu", "1"], "nonnumeric", "non-numeric values", "0.77"),
-    (["--mu", "1"], "inf", "infinite values", "1 value"),
+    (["--mu", "1"], "inf", "outside the declared public bounds", "1 value"),   # an infinite outcome is out of bounds
 ])
 def test_bad_inputs(csv_path, tmp_path, extra, content, message, secret):
     "One clear line, exit 2, no traceback, and never a private value, its row or a count of offending rows."

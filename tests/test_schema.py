@@ -137,9 +137,10 @@ def test_bad_inputs_name_the_column_not_a_value(what):
 
 
 def test_numeric_out_of_bounds_is_left_to_the_estimator():
-    "The schema does not clip: a value outside the declared bounds passes through, as it would from numpy."
-    x = Schema({"a": (0, 1)}).transform({"a": [0.5, 3.0, float("inf")]})
-    np.testing.assert_array_equal(x.ravel(), [0.5, 3.0, np.inf])
+    """The schema does not clip: a value outside the declared bounds passes through, as it would from numpy; a value
+    that overflows to ±inf becomes the finite out-of-bounds value hi + (hi - lo) / lo - (hi - lo) (adversary s4, B)."""
+    x = Schema({"a": (0, 1)}).transform({"a": [0.5, 3.0, float("inf"), -float("inf")]})
+    np.testing.assert_array_equal(x.ravel(), [0.5, 3.0, 2.0, -1.0])
 
 
 def test_infer_schema_is_marked_not_private_through_json(tmp_path):
