@@ -99,6 +99,39 @@ def test_py2nb_round_trip_keeps_outputs(tmp_path):
     assert cells[2]["outputs"] == []
 
 
+# ---------------------------------------------------------------- hand-typed result tables
+def _md(*cells):
+    "A notebook (as stored JSON) of markdown cells, and code cells for the strings that start with 'code:'."
+    return {"cells": [{"cell_type": "code", "id": f"c{i}", "source": c[5:], "outputs": []} if c.startswith("code:")
+                      else {"cell_type": "markdown", "id": f"c{i}", "source": c} for i, c in enumerate(cells)]}
+
+_TYPED = "| ε | classic σ | exact δ |\n|---|---|---|\n| 0.1 | 48.44805 | 2.6e-09 |\n| 10 | 0.48448 | **2.3e-05** |"
+
+def test_hand_typed_tables_are_found():
+    "Numeric tables under a 'Measured' paragraph or heading are reported; the check can fail."
+    found = lambda *cells: [h for _, h in run_nbs.hand_typed_tables(_md(*cells))]
+    assert found("Measured:\n\n" + _TYPED) == ["| ε | classic σ | exact δ |"]
+    assert found("Run by hand on the full grid (7 s), measured once:\n" + _TYPED)
+    assert found("### Measured results", "code:x = 1", "Full grid:\n\n" + _TYPED)            # under a heading
+    assert found("Measured by hand (mean ± sd):\n\n**Dataset 1**\n\n| method | ε=1 | ε=∞ |\n|---|---|---|\n"
+                 "| non-private |  | 1.53 ± 0.036 |\n| private | 38 ± 15 |  |")
+    assert found("Output (deterministic):\n\n| n | wall (s) | RSS (MB) |\n|---|---|---|\n| 250 000 | **14.2** | 245 |")
+
+def test_hand_typed_check_leaves_other_tables_alone():
+    "Tables of definitions, or numbers nobody measured, are not reported; nor are tables in code cell outputs."
+    found = lambda *cells: run_nbs.hand_typed_tables(_md(*cells))
+    assert not found("In all four settings:\n\n| setting | d | propensity |\n|---|---|---|\n| low overlap | 1 | expit(6x) |")
+    assert not found("The losses:\n\n" + _TYPED)                                  # numbers, but no 'measured' cue
+    assert not found("Measured:\n\n| loss | L | zone |\n|---|---|---|\n| absolute | one | none |\n| huber | two | some |")
+    assert not found("## Measured", "code:print( + _TYPED + )")            # a cell computes it: fine
+
+def test_no_new_hand_typed_tables():
+    "No notebook holds more hand-typed result tables than run_nbs.HAND_TABLES_ALLOWED grants (other helpers' to fix)."
+    bad = run_nbs.hand_typed()
+    assert not bad, "\n".join(f"{p}: {w}" for p, w in bad)
+    assert all((ROOT / p).exists() for p in run_nbs.HAND_TABLES_ALLOWED)
+
+
 # ---------------------------------------------------------------- the browser check
 class _Links(html.parser.HTMLParser):
     def __init__(self): super().__init__(); self.ids = set()
