@@ -71,6 +71,22 @@ def test_quarto_options_adapted():
     assert nb.cells[1].source == "see [`f`](../core.html#f)"
 
 
+# Notebooks whose '> description' still spans several lines (nbdev cuts the subtitle to the first line); not the docs
+# helper's files: their owners should join the lines. New notebooks must not be added here.
+CUT_DESCRIPTIONS_ALLOWED = {
+    "07_ges.ipynb", "08_dp_cate.ipynb", "08a_cate_defaults.ipynb", "10_functional.ipynb", "tutorials/index.ipynb",
+    "tutorials/01_epsilon_delta.ipynb", "tutorials/02_private_ate.ipynb", "tutorials/03_private_cate.ipynb",
+    "tutorials/04_function_release.ipynb", "tutorials/01_epsilon_delta_solutions.ipynb",
+    "tutorials/02_private_ate_solutions.ipynb", "tutorials/03_private_cate_solutions.ipynb",
+    "tutorials/04_function_release_solutions.ipynb"}
+
+def test_descriptions_are_one_line():
+    "nbdev keeps only the first line of a notebook's '> description' (page subtitle, module docstring)."
+    cut = set(build_docs.cut_descriptions())
+    assert not cut - CUT_DESCRIPTIONS_ALLOWED, f"write the '> description' on one line in {sorted(cut - CUT_DESCRIPTIONS_ALLOWED)}"
+    assert "09_rkhs.ipynb" not in cut and "00_core.ipynb" not in cut
+
+
 # ---------------------------------------------------------------- stored outputs
 def test_staleness_check_detects_changes(tmp_path):
     nb = json.loads((ROOT / "nbs" / "00_core.ipynb").read_text())
