@@ -184,7 +184,16 @@ const body = document.body.cloneNode(true);
 body.querySelectorAll('pre, code, script, style, mjx-container, .jp-CodeMirrorEditor')
     .forEach(e => e.remove());
 const text = body.textContent;
+// code, printed output or a table wider than its box that no box between it and its cell lets the reader scroll
+const clipped = Array.from(document.querySelectorAll('.jp-Cell pre, .jp-Cell table')).filter(el => {
+  if (el.scrollWidth <= el.clientWidth + 1) return false;
+  for (let e = el; e && !e.classList.contains('jp-Cell'); e = e.parentElement)
+    if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) return false;
+  return true;
+}).map(el => el.textContent.trim().slice(0, 60));
 return {
+  clipped: clipped.slice(0, 3), nClipped: clipped.length,
+  pageOverflow: document.documentElement.scrollWidth > document.documentElement.clientWidth + 1,
   title: document.title,
   rawTex: (text.match(/\$\$|\\\(|\\\)|\\\[|\\\]|\\[A-Za-z]{2,}|\$[^$\n]+\$/g) || []).slice(0, 5),
   mathErrors: document.querySelectorAll('.MathJax_Error, merror, .mjx-merror').length,
@@ -221,6 +230,8 @@ def check_pages(base, pages, *, drv, mathjax_timeout=60, shots=None):
         if info["rawTex"]: probs.append(f"untypeset math left on the page: {info['rawTex']}")
         if info["mathErrors"]: probs.append(f"{info['mathErrors']} MathJax errors")
         if info["badImages"]: probs.append(f"images not loaded: {info['badImages']}")
+        if info["nClipped"]: probs.append(f"{info['nClipped']} code/output blocks cut off (no scrolling): {info['clipped']}")
+        if info["pageOverflow"]: probs.append("the page is wider than the window")
         for link in sorted(set(info["links"])):
             target, _, frag = link.partition("#")
             st, body = get(target)
@@ -245,7 +256,7 @@ def site_pages():
     return json.loads((DOCS / "pages.json").read_text())
 
 def test_site_in_browser(site_pages):
-    "Every page: HTTP 200, a title, no console errors, math typeset, images loaded, internal links resolve."
+    "Every page: HTTP 200, a title, no console errors, math typeset, images loaded, internal links resolve, nothing cut off."
     pages = sorted(site_pages)
     shots = {"index.html": "home.png", "mechanisms.html": "theory_mechanisms.png",
              "tutorials/epsilon_delta.html": "tutorial_epsilon_delta.png"}
@@ -272,7 +283,7 @@ def test_site_in_browser(site_pages):
     assert sorted(site_pages.values()) == [f"nbs/{p}" for p in build_docs.all_notebooks()], "a notebook has no page"
 
 def test_browser_check_catches_broken_pages(site_pages, tmp_path):
-    "Negative control: a page whose equations were not typeset, a missing figure, a dead link must all be caught."
+    "Negative control: a page whose equations were not typeset, a missing figure, a dead link, code cut off: all caught."
     for f in ("mathjax", "site.css", "styles.css"):
         (tmp_path / f).symlink_to(DOCS / f)
     good = (DOCS / "mechanisms.html").read_text(encoding="utf-8")
@@ -281,12 +292,15 @@ def test_browser_check_catches_broken_pages(site_pages, tmp_path):
     (tmp_path / "nomath.html").write_text(good.replace("mathjax/tex-chtml-full.js", "mathjax/missing.js"), encoding="utf-8")
     (tmp_path / "nofig.html").write_text(good.replace("</main>", '<img src="figure_missing.png"></main>'), encoding="utf-8")
     (tmp_path / "deadlink.html").write_text(good.replace("</main>", '<a href="no_such_page.html">x</a></main>'), encoding="utf-8")
+    (tmp_path / "clipped.html").write_text(good.replace("</main>", '<div class="jp-Cell"><div style="overflow: hidden; '
+                                           f'width: 20rem"><pre>{"long_line = 1; " * 40}</pre></div></div></main>'), encoding="utf-8")
     with serve(tmp_path) as base, browser() as drv:
-        problems, _ = check_pages(base, ["good.html", "nomath.html", "nofig.html", "deadlink.html"], drv=drv,
-                                  mathjax_timeout=10)
+        problems, _ = check_pages(base, ["good.html", "nomath.html", "nofig.html", "deadlink.html", "clipped.html"],
+                                  drv=drv, mathjax_timeout=10)
     good_probs = [p for p in problems["good.html"] if "broken internal link" not in p and "broken anchor" not in p]
     assert not good_probs, good_probs            # the control page is fine apart from links to pages not copied here
     assert any("untypeset math" in p for p in problems["nomath.html"]), problems["nomath.html"]
     assert any("MathJax did not finish" in p for p in problems["nomath.html"])
     assert any("images not loaded" in p for p in problems["nofig.html"]), problems["nofig.html"]
     assert any("no_such_page.html" in p for p in problems["deadlink.html"]), problems["deadlink.html"]
+    assert any("cut off" in p and "long_line" in p for p in problems["clipped.html"]), problems["clipped.html"]
