@@ -71,6 +71,22 @@ def test_quarto_options_adapted():
     assert nb.cells[1].source == "see [`f`](../core.html#f)"
 
 
+# Notebooks whose '> description' still spans several lines (nbdev cuts the subtitle to the first line); not the docs
+# helper's files: their owners should join the lines. New notebooks must not be added here.
+CUT_DESCRIPTIONS_ALLOWED = {
+    "07_ges.ipynb", "08_dp_cate.ipynb", "08a_cate_defaults.ipynb", "10_functional.ipynb", "tutorials/index.ipynb",
+    "tutorials/01_epsilon_delta.ipynb", "tutorials/02_private_ate.ipynb", "tutorials/03_private_cate.ipynb",
+    "tutorials/04_function_release.ipynb", "tutorials/01_epsilon_delta_solutions.ipynb",
+    "tutorials/02_private_ate_solutions.ipynb", "tutorials/03_private_cate_solutions.ipynb",
+    "tutorials/04_function_release_solutions.ipynb"}
+
+def test_descriptions_are_one_line():
+    "nbdev keeps only the first line of a notebook's '> description' (page subtitle, module docstring)."
+    cut = set(build_docs.cut_descriptions())
+    assert not cut - CUT_DESCRIPTIONS_ALLOWED, f"write the '> description' on one line in {sorted(cut - CUT_DESCRIPTIONS_ALLOWED)}"
+    assert "09_rkhs.ipynb" not in cut and "00_core.ipynb" not in cut
+
+
 # ---------------------------------------------------------------- stored outputs
 def test_staleness_check_detects_changes(tmp_path):
     nb = json.loads((ROOT / "nbs" / "00_core.ipynb").read_text())
@@ -97,6 +113,39 @@ def test_py2nb_round_trip_keeps_outputs(tmp_path):
     cells = json.loads(nbp.read_text())["cells"]
     assert cells[1]["outputs"] and cells[1]["outputs"][0]["text"] == ["42\n"]
     assert cells[2]["outputs"] == []
+
+
+# ---------------------------------------------------------------- hand-typed result tables
+def _md(*cells):
+    "A notebook (as stored JSON) of markdown cells, and code cells for the strings that start with 'code:'."
+    return {"cells": [{"cell_type": "code", "id": f"c{i}", "source": c[5:], "outputs": []} if c.startswith("code:")
+                      else {"cell_type": "markdown", "id": f"c{i}", "source": c} for i, c in enumerate(cells)]}
+
+_TYPED = "| ε | classic σ | exact δ |\n|---|---|---|\n| 0.1 | 48.44805 | 2.6e-09 |\n| 10 | 0.48448 | **2.3e-05** |"
+
+def test_hand_typed_tables_are_found():
+    "Numeric tables under a 'Measured' paragraph or heading are reported; the check can fail."
+    found = lambda *cells: [h for _, h in run_nbs.hand_typed_tables(_md(*cells))]
+    assert found("Measured:\n\n" + _TYPED) == ["| ε | classic σ | exact δ |"]
+    assert found("Run by hand on the full grid (7 s), measured once:\n" + _TYPED)
+    assert found("### Measured results", "code:x = 1", "Full grid:\n\n" + _TYPED)            # under a heading
+    assert found("Measured by hand (mean ± sd):\n\n**Dataset 1**\n\n| method | ε=1 | ε=∞ |\n|---|---|---|\n"
+                 "| non-private |  | 1.53 ± 0.036 |\n| private | 38 ± 15 |  |")
+    assert found("Output (deterministic):\n\n| n | wall (s) | RSS (MB) |\n|---|---|---|\n| 250 000 | **14.2** | 245 |")
+
+def test_hand_typed_check_leaves_other_tables_alone():
+    "Tables of definitions, or numbers nobody measured, are not reported; nor are tables in code cell outputs."
+    found = lambda *cells: run_nbs.hand_typed_tables(_md(*cells))
+    assert not found("In all four settings:\n\n| setting | d | propensity |\n|---|---|---|\n| low overlap | 1 | expit(6x) |")
+    assert not found("The losses:\n\n" + _TYPED)                                  # numbers, but no 'measured' cue
+    assert not found("Measured:\n\n| loss | L | zone |\n|---|---|---|\n| absolute | one | none |\n| huber | two | some |")
+    assert not found("## Measured", "code:print( + _TYPED + )")            # a cell computes it: fine
+
+def test_no_new_hand_typed_tables():
+    "No notebook holds more hand-typed result tables than run_nbs.HAND_TABLES_ALLOWED grants (other helpers' to fix)."
+    bad = run_nbs.hand_typed()
+    assert not bad, "\n".join(f"{p}: {w}" for p, w in bad)
+    assert all((ROOT / p).exists() for p in run_nbs.HAND_TABLES_ALLOWED)
 
 
 # ---------------------------------------------------------------- the browser check
@@ -135,7 +184,16 @@ const body = document.body.cloneNode(true);
 body.querySelectorAll('pre, code, script, style, mjx-container, .jp-CodeMirrorEditor')
     .forEach(e => e.remove());
 const text = body.textContent;
+// code, printed output or a table wider than its box that no box between it and its cell lets the reader scroll
+const clipped = Array.from(document.querySelectorAll('.jp-Cell pre, .jp-Cell table')).filter(el => {
+  if (el.scrollWidth <= el.clientWidth + 1) return false;
+  for (let e = el; e && !e.classList.contains('jp-Cell'); e = e.parentElement)
+    if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) return false;
+  return true;
+}).map(el => el.textContent.trim().slice(0, 60));
 return {
+  clipped: clipped.slice(0, 3), nClipped: clipped.length,
+  pageOverflow: document.documentElement.scrollWidth > document.documentElement.clientWidth + 1,
   title: document.title,
   rawTex: (text.match(/\$\$|\\\(|\\\)|\\\[|\\\]|\\[A-Za-z]{2,}|\$[^$\n]+\$/g) || []).slice(0, 5),
   mathErrors: document.querySelectorAll('.MathJax_Error, merror, .mjx-merror').length,
@@ -172,6 +230,8 @@ def check_pages(base, pages, *, drv, mathjax_timeout=60, shots=None):
         if info["rawTex"]: probs.append(f"untypeset math left on the page: {info['rawTex']}")
         if info["mathErrors"]: probs.append(f"{info['mathErrors']} MathJax errors")
         if info["badImages"]: probs.append(f"images not loaded: {info['badImages']}")
+        if info["nClipped"]: probs.append(f"{info['nClipped']} code/output blocks cut off (no scrolling): {info['clipped']}")
+        if info["pageOverflow"]: probs.append("the page is wider than the window")
         for link in sorted(set(info["links"])):
             target, _, frag = link.partition("#")
             st, body = get(target)
@@ -196,7 +256,7 @@ def site_pages():
     return json.loads((DOCS / "pages.json").read_text())
 
 def test_site_in_browser(site_pages):
-    "Every page: HTTP 200, a title, no console errors, math typeset, images loaded, internal links resolve."
+    "Every page: HTTP 200, a title, no console errors, math typeset, images loaded, internal links resolve, nothing cut off."
     pages = sorted(site_pages)
     shots = {"index.html": "home.png", "mechanisms.html": "theory_mechanisms.png",
              "tutorials/epsilon_delta.html": "tutorial_epsilon_delta.png"}
@@ -223,7 +283,7 @@ def test_site_in_browser(site_pages):
     assert sorted(site_pages.values()) == [f"nbs/{p}" for p in build_docs.all_notebooks()], "a notebook has no page"
 
 def test_browser_check_catches_broken_pages(site_pages, tmp_path):
-    "Negative control: a page whose equations were not typeset, a missing figure, a dead link must all be caught."
+    "Negative control: a page whose equations were not typeset, a missing figure, a dead link, code cut off: all caught."
     for f in ("mathjax", "site.css", "styles.css"):
         (tmp_path / f).symlink_to(DOCS / f)
     good = (DOCS / "mechanisms.html").read_text(encoding="utf-8")
@@ -232,12 +292,15 @@ def test_browser_check_catches_broken_pages(site_pages, tmp_path):
     (tmp_path / "nomath.html").write_text(good.replace("mathjax/tex-chtml-full.js", "mathjax/missing.js"), encoding="utf-8")
     (tmp_path / "nofig.html").write_text(good.replace("</main>", '<img src="figure_missing.png"></main>'), encoding="utf-8")
     (tmp_path / "deadlink.html").write_text(good.replace("</main>", '<a href="no_such_page.html">x</a></main>'), encoding="utf-8")
+    (tmp_path / "clipped.html").write_text(good.replace("</main>", '<div class="jp-Cell"><div style="overflow: hidden; '
+                                           f'width: 20rem"><pre>{"long_line = 1; " * 40}</pre></div></div></main>'), encoding="utf-8")
     with serve(tmp_path) as base, browser() as drv:
-        problems, _ = check_pages(base, ["good.html", "nomath.html", "nofig.html", "deadlink.html"], drv=drv,
-                                  mathjax_timeout=10)
+        problems, _ = check_pages(base, ["good.html", "nomath.html", "nofig.html", "deadlink.html", "clipped.html"],
+                                  drv=drv, mathjax_timeout=10)
     good_probs = [p for p in problems["good.html"] if "broken internal link" not in p and "broken anchor" not in p]
     assert not good_probs, good_probs            # the control page is fine apart from links to pages not copied here
     assert any("untypeset math" in p for p in problems["nomath.html"]), problems["nomath.html"]
     assert any("MathJax did not finish" in p for p in problems["nomath.html"])
     assert any("images not loaded" in p for p in problems["nofig.html"]), problems["nofig.html"]
     assert any("no_such_page.html" in p for p in problems["deadlink.html"]), problems["deadlink.html"]
+    assert any("cut off" in p and "long_line" in p for p in problems["clipped.html"]), problems["clipped.html"]

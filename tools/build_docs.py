@@ -63,6 +63,19 @@ def check_sidebar(cfg=None):
     probs += [f"_quarto.yml lists {p} more than once" for p in sorted({p for p in listed if listed.count(p) > 1})]
     return probs
 
+def cut_descriptions(notebooks=None):
+    """Notebooks (relative to nbs/) whose `> description` under the title spans several lines: nbdev (and so Quarto's
+    `nbdev_docs` too) keeps only the first line as the page subtitle and the module docstring. Write it on one line."""
+    import json
+    out = []
+    for rel in (all_notebooks() if notebooks is None else notebooks):
+        cells = json.loads((NBS / rel).read_text(encoding="utf-8"))["cells"]
+        md = next((c for c in cells if c["cell_type"] == "markdown"), None)
+        lines = "".join(md["source"]).splitlines() if md else []
+        quote = [i for i, l in enumerate(lines) if l.startswith(">")]
+        if len(quote) > 1 and quote[1] == quote[0] + 1: out.append(rel)
+    return out
+
 
 # ---------------------------------------------------------------- stage 1: nbdev processing
 PROC_TIMEOUT = 600   # seconds per notebook
@@ -214,6 +227,9 @@ def build(n_workers=2, keep_going=False):
         f"--- {Path(s).relative_to(ROOT)}\n{e}" for s, e in errors) + "\n(a cell with imports is run by nbdev's show_doc " \
         "processing: keep imports in cells of their own, see nbdev's FAQ)"
     if errors and not keep_going: sys.exit(failed)
+    for rel in cut_descriptions():
+        print(f"build_docs: WARNING nbs/{rel}: its '> description' spans several lines; nbdev keeps only the first "
+              "as the page subtitle (write it on one line)")
     t1 = time.time()
     import nbformat
     if DOCS.exists(): shutil.rmtree(DOCS)
