@@ -74,11 +74,7 @@ def test_quarto_options_adapted():
 # Notebooks whose '> description' still spans several lines (nbdev cuts the subtitle to the first line); not the docs
 # helper's files: their owners should join the lines. New notebooks must not be added here.
 CUT_DESCRIPTIONS_ALLOWED = {
-    "07_ges.ipynb", "08_dp_cate.ipynb", "08a_cate_defaults.ipynb", "10_functional.ipynb", "tutorials/index.ipynb",
-    "tutorials/01_epsilon_delta.ipynb", "tutorials/02_private_ate.ipynb", "tutorials/03_private_cate.ipynb",
-    "tutorials/04_function_release.ipynb", "tutorials/01_epsilon_delta_solutions.ipynb",
-    "tutorials/02_private_ate_solutions.ipynb", "tutorials/03_private_cate_solutions.ipynb",
-    "tutorials/04_function_release_solutions.ipynb"}
+    "08_dp_cate.ipynb", "08a_cate_defaults.ipynb", "10_functional.ipynb"}
 
 def test_descriptions_are_one_line():
     "nbdev keeps only the first line of a notebook's '> description' (page subtitle, module docstring)."
@@ -304,3 +300,12 @@ def test_browser_check_catches_broken_pages(site_pages, tmp_path):
     assert any("images not loaded" in p for p in problems["nofig.html"]), problems["nofig.html"]
     assert any("no_such_page.html" in p for p in problems["deadlink.html"]), problems["deadlink.html"]
     assert any("cut off" in p and "long_line" in p for p in problems["clipped.html"]), problems["clipped.html"]
+
+
+def test_readme_module_table_lists_every_notebook():
+    "The module table of nbs/index.ipynb (the README) names every notebook of nbs/ and no notebook that is gone."
+    nb = json.loads((ROOT / "nbs" / "index.ipynb").read_text())
+    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    listed = set(re.findall(r"^\| `(\d\d[a-z]?_[a-z0-9_]+)` \|", text, flags=re.M))
+    present = {p.stem for p in (ROOT / "nbs").glob("[0-9]*.ipynb")}
+    assert listed == present, f"missing from the README table: {sorted(present - listed)}; gone: {sorted(listed - present)}"
