@@ -387,7 +387,7 @@ def _r_final(template, residual_bound, propensity_clip):
     p = template.get_params(deep=False)
     return DPRStageRidge(lam=p["lam"], feature_map=p["feature_map"], residual_bound=residual_bound, propensity_clip=propensity_clip)
 
-# %% ../nbs/17_meta_learners.ipynb #42ddefc7
+# %% ../nbs/17_meta_learners.ipynb #4696e937
 class _DPOrthoMeta(_DPMetaLearner):
     _parts, _default_split, _kind = ("propensity", "outcome", "final"), (0.25, 0.25, 0.5), None
     def _modules(self, yb, xb, eps, dlt, k, seeds):
@@ -432,7 +432,9 @@ _PARAMS_DOC = """
     propensity_clip : κ in (0, 0.5); ê is clipped to [κ, 1−κ] (X/R/DR), which bounds the pseudo-outcomes.
     split : public ratios, one per part (see the class's parts), positive, summing to 1; None: the default.
     propensity_model, outcome_model, final_model : unfitted templates declaring a guarantee (dp_causal_nb.erm models,
-        DP-EBM, or `declare_private`-wrapped); None: DP logistic (λ=0.1), DP ridge (λ=0.1), DP ridge (λ=1).
+        DP-EBM, or `declare_private`-wrapped); None: DP logistic (λ=0.1), DP ridge (λ=0.1), DP ridge (λ=1). The
+        R-learner releases its final stage with `DPRStageRidge` (sensitivity Δ_R) when `final_model` is a plain
+        `DPRidgeRegression` (its λ and feature map are kept).
     accountant : PrivacyAccountant charged with one parallel block (default: the library-wide accountant).
     label : ledger label. random_state : None (secret OS entropy), or an int (reproducible: tests and teaching only).
     n_jobs : joblib workers for the independent modules of a stage (seeds do not depend on it).
