@@ -356,7 +356,7 @@ class DPRStageRidge(DPRidgeRegression):
         self.feature_map, self.x_bounds, self.accountant, self.label, self.random_state = feature_map, x_bounds, accountant, label, random_state
         self.method, self.allow_inferred_bounds = "output", False
 
-# %% ../nbs/17_meta_learners.ipynb #26edccd8
+# %% ../nbs/17_meta_learners.ipynb #5ecdc35c
 def _rstage_fit(self, X, y, sample_weight=None):
     if self.residual_bound is None or self.propensity_clip is None:
         raise ValueError("DPRStageRidge: declare the public residual_bound (outcome range R) and propensity_clip κ")
@@ -383,8 +383,8 @@ DPRStageRidge._fit = _rstage_fit
 
 def _r_final(template, residual_bound, propensity_clip):
     "The R-learner's final module: a plain DPRidgeRegression template becomes a DPRStageRidge (same λ, feature map)."
-    if type(template) is not DPRidgeRegression: return template
-    p = template.get_params(deep=False)
+    p = template.get_params(deep=False) if type(template) is DPRidgeRegression else {}
+    if not p or p["allow_inferred_bounds"]: return template      # refused later by template_guarantee, as for any module
     return DPRStageRidge(lam=p["lam"], feature_map=p["feature_map"], residual_bound=residual_bound, propensity_clip=propensity_clip)
 
 # %% ../nbs/17_meta_learners.ipynb #4696e937
