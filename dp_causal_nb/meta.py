@@ -19,7 +19,8 @@ from .targets import orthogonal_targets, target_bounds, clip_nuisances
 # %% auto #0
 __all__ = ['gaussian_tradeoff', 'eps_delta_tradeoff', 'convex_envelope', 'meta_tradeoff', 'split_gaussian_tradeoff',
            'check_split', 'split_sizes', 'split_indices', 'template_guarantee', 'configure_base', 'DPSLearner',
-           'DPTLearner', 'DPXLearner', 'DPRLearner', 'DPDRLearner']
+           'DPTLearner', 'DPXLearner', 'r_stage_sensitivity', 'r_stage_clip', 'DPRStageRidge', 'DPRLearner',
+           'DPDRLearner']
 
 # %% ../nbs/17_meta_learners.ipynb #0d9502fd
 def gaussian_tradeoff(alpha, mu):
@@ -314,17 +315,90 @@ class DPXLearner(_DPMetaLearner):
         e = clip_nuisances(_predict(self.models_["propensity"], X, proba=True), propensity_clip=self.propensity_clip_).pi
         return e * _predict(self.models_["effect0"], X) + (1 - e) * _predict(self.models_["effect1"], X)
 
-# %% ../nbs/17_meta_learners.ipynb #30cb89c5
+# %% ../nbs/17_meta_learners.ipynb #8053e807
+def r_stage_sensitivity(n:int, lam:float, *, residual_bound:float, propensity_clip:float, norm_bound:float=1.0) -> float:
+    "Replace-one l2 sensitivity Δ_R = 2·R_x·(1−κ)·R·(1 + (1−κ)·R_x/√λ)/(n·λ) of the R-learner's final-stage minimiser."
+    s = 1.0 - propensity_clip
+    return 2.0 * norm_bound * s * residual_bound * (1.0 + s * norm_bound / np.sqrt(lam)) / (n * lam)
+
+def r_stage_clip(phi, rho, residual_bound:float, propensity_clip:float):
+    "Per-record enforcement of the hypotheses: ρ → [0, (1−κ)²], φ → ±R/√ρ (φ = 0 where ρ = 0). Returns (φ, ρ)."
+    rho = np.clip(np.asarray(rho, float), 0.0, (1.0 - propensity_clip) ** 2)
+    with np.errstate(divide="ignore"): b = residual_bound / np.sqrt(rho)
+    return np.where(rho > 0, np.clip(np.asarray(phi, float), -b, b), 0.0), rho
+
+# %% ../nbs/17_meta_learners.ipynb #905f5169
+from .core import noise_generator
+from .erm import solve_ridge, output_perturbation_noise, draw_noise, LAM_FLOOR, _project_rows
+from .targets import check_propensity_clip
+
+class DPRStageRidge(DPRidgeRegression):
+    """(ε, δ)-DP weighted ridge for the R-learner's final stage, with the sensitivity Δ_R of `r_stage_sensitivity`.
+
+    Parameters
+    ----------
+    epsilon, delta, lam, feature_map, x_bounds, accountant, label, random_state : as `DPRidgeRegression`.
+    residual_bound : float, public, required: R with (Y − m̂)² ≤ R² (the outcome range).
+    propensity_clip : float in (0, 0.5), public, required: κ with ê ∈ [κ, 1 − κ], so ρ = (T − ê)² ≤ (1 − κ)².
+
+    Attributes
+    ----------
+    coef_, y_center_ (= 0), sensitivity_, noise_, epsilon_spent_, delta_spent_, charged_to_ : as `DPRidgeRegression`.
+
+    Examples
+    --------
+    >>> m = DPRStageRidge(epsilon=1.0, residual_bound=2.0, propensity_clip=0.05, x_bounds=(-1, 1))
+    >>> m.fit(X, phi, sample_weight=rho).predict(X)  # doctest: +SKIP
+    """
+    def __init__(self, epsilon:float=1.0, delta:float=1e-5, lam:float=1.0, residual_bound=None, propensity_clip=None,
+                 feature_map=None, x_bounds=None, accountant=None, label:str|None=None, random_state=None):
+        self.epsilon, self.delta, self.lam, self.residual_bound, self.propensity_clip = epsilon, delta, lam, residual_bound, propensity_clip
+        self.feature_map, self.x_bounds, self.accountant, self.label, self.random_state = feature_map, x_bounds, accountant, label, random_state
+        self.method, self.allow_inferred_bounds = "output", False
+
+# %% ../nbs/17_meta_learners.ipynb #5ecdc35c
+def _rstage_fit(self, X, y, sample_weight=None):
+    if self.residual_bound is None or self.propensity_clip is None:
+        raise ValueError("DPRStageRidge: declare the public residual_bound (outcome range R) and propensity_clip κ")
+    if sample_weight is None: raise ValueError("DPRStageRidge fits the weighted R-learner stage: pass sample_weight = (T − ê)²")
+    if self.x_bounds is None and getattr(self.feature_map, "x_bounds", None) is None:
+        raise ValueError("DPRStageRidge: declare x_bounds (here or on the feature map)")
+    R, k = check_scalar(self.residual_bound, "residual_bound", low=0), check_propensity_clip(self.propensity_clip)
+    lam, eps = check_scalar(self.lam, "lam", low=0), check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
+    X, y, w = check_array(X, "X", ndim=2), check_array(y, "y", ndim=1), check_array(sample_weight, "sample_weight", ndim=1)
+    n = check_consistent_length(X=X, y=y, sample_weight=w); eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
+    fm = self._bind_feature_map(X, ()); Rx = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
+    if lam < LAM_FLOOR * (1 - k) ** 2 * Rx * Rx: raise ValueError(f"lam must be at least {LAM_FLOOR * (1 - k) ** 2 * Rx * Rx:.3g}")
+    y, w = r_stage_clip(y, w, R, k)                                    # per-record: the hypotheses of Δ_R hold
+    Phi = _project_rows(fm.transform(X), Rx)
+    theta, _ = solve_ridge(Phi, y, lam, w)
+    sens = r_stage_sensitivity(n, lam, residual_bound=R, propensity_clip=k, norm_bound=Rx)
+    noise = output_perturbation_noise(eps, dlt, sens)
+    spent, acc = self._spend(eps, dlt, "output perturbation, R-stage sensitivity", ())   # BudgetError before any noise
+    coef = theta + draw_noise(noise, Phi.shape[1], random_state=noise_generator(self.random_state))
+    return self._set_fitted(coef_=coef, y_center_=0.0, feature_map_=fm, n_features_in_=X.shape[1], sensitivity_=sens,
+                            noise_=noise, lam_effective_=lam, epsilon_spent_=spent[0], delta_spent_=spent[1],
+                            charged_to_=acc, bounds_inferred_=())
+DPRStageRidge._fit = _rstage_fit
+
+def _r_final(template, residual_bound, propensity_clip):
+    "The R-learner's final module: a plain DPRidgeRegression template becomes a DPRStageRidge (same λ, feature map)."
+    p = template.get_params(deep=False) if type(template) is DPRidgeRegression else {}
+    if not p or p["allow_inferred_bounds"]: return template      # refused later by template_guarantee, as for any module
+    return DPRStageRidge(lam=p["lam"], feature_map=p["feature_map"], residual_bound=residual_bound, propensity_clip=propensity_clip)
+
+# %% ../nbs/17_meta_learners.ipynb #4696e937
 class _DPOrthoMeta(_DPMetaLearner):
     _parts, _default_split, _kind = ("propensity", "outcome", "final"), (0.25, 0.25, 0.5), None
     def _modules(self, yb, xb, eps, dlt, k, seeds):
         t, tb = self._templates(), target_bounds(self._kind, yb, k)
         c = dict(epsilon=eps, delta=dlt)
+        fin = _r_final(t["final"], yb[1] - yb[0], k) if self._kind == "r" else t["final"]
+        fkw = {} if isinstance(fin, DPRStageRidge) else dict(y_bounds=tb["phi"], weight_bound=tb["rho"][1] if self._kind == "r" else None)
         return dict(propensity=configure_base(t["propensity"], x_bounds=xb, seed=seeds["propensity"], **c),
                     outcome=configure_base(t["outcome"], x_bounds=_design_bounds(*xb) if self._kind == "dr" else xb,
                                            y_bounds=yb, seed=seeds["outcome"], **c),
-                    final=configure_base(t["final"], x_bounds=xb, y_bounds=tb["phi"], seed=seeds["final"],
-                                         weight_bound=tb["rho"][1] if self._kind == "r" else None, **c))
+                    final=configure_base(fin, x_bounds=xb, seed=seeds["final"], **fkw, **c))
     def _stages(self, mods, idx, Y, T, X, yb, k):
         ip, io, i2 = idx["propensity"], idx["outcome"], idx["final"]
         Xo = _design(X[io], T[io]) if self._kind == "dr" else X[io]
@@ -358,7 +432,9 @@ _PARAMS_DOC = """
     propensity_clip : κ in (0, 0.5); ê is clipped to [κ, 1−κ] (X/R/DR), which bounds the pseudo-outcomes.
     split : public ratios, one per part (see the class's parts), positive, summing to 1; None: the default.
     propensity_model, outcome_model, final_model : unfitted templates declaring a guarantee (dp_causal_nb.erm models,
-        DP-EBM, or `declare_private`-wrapped); None: DP logistic (λ=0.1), DP ridge (λ=0.1), DP ridge (λ=1).
+        DP-EBM, or `declare_private`-wrapped); None: DP logistic (λ=0.1), DP ridge (λ=0.1), DP ridge (λ=1). The
+        R-learner releases its final stage with `DPRStageRidge` (sensitivity Δ_R) when `final_model` is a plain
+        `DPRidgeRegression` (its λ and feature map are kept).
     accountant : PrivacyAccountant charged with one parallel block (default: the library-wide accountant).
     label : ledger label. random_state : None (secret OS entropy), or an int (reproducible: tests and teaching only).
     n_jobs : joblib workers for the independent modules of a stage (seeds do not depend on it).

@@ -12,31 +12,31 @@ from .meta import DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner
 from .datasets import NiuSetup, dataset1
 
 # %% auto #0
-__all__ = ['LEARNERS', 'base_learners', 'auto_lam', 'fit_meta', 'run_grid', 'table', 'compare_dpcate']
+__all__ = ['LEARNERS', 'BIAS_WEIGHT', 'base_learners', 'fit_meta', 'run_grid', 'table', 'lam_rule', 'module_lams',
+           'compare_dpcate', 'verdict']
 
-# %% ../nbs/18_meta_experiments.ipynb #2db0fd13
+# %% ../nbs/18_meta_experiments.ipynb #bae02f83
 LEARNERS = dict(S=DPSLearner, T=DPTLearner, X=DPXLearner, R=DPRLearner, DR=DPDRLearner)
 
-def base_learners(kind:str="linear", n_components:int=20, bandwidth:float=1.0, lam:float=0.1, lam_final:float=1.0) -> dict:
+def base_learners(kind:str="linear", n_components:int=20, bandwidth:float=1.0, lam:float=0.1, lam_final:float=1.0,
+                  lam_outcome:float|None=None) -> dict:
     "Base-learner templates: 'linear' (StandardizeToBounds) or 'rff' (random Fourier features, public seed 0)."
-    if kind == "linear": return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lam),
+    lo = lam if lam_outcome is None else lam_outcome
+    if kind == "linear": return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lo),
                                      final_model=DPRidgeRegression(lam=lam_final))
     if kind != "rff": raise ValueError(f"kind must be 'linear' or 'rff', got {kind!r}")
     fm = lambda: RandomFourierFeatures(n_components=n_components, bandwidth=bandwidth, random_state=0)
-    return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lam, feature_map=fm()),
+    return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lo, feature_map=fm()),
                 final_model=DPRidgeRegression(lam=lam_final, feature_map=fm()))
 
-def auto_lam(half_range:float, n_part:int, epsilon:float, c:float=2.0, lo:float=1e-3, hi:float=1.0) -> float:
-    "A public heuristic λ = c·(B/(n_j ε))^0.4 clipped to [lo, hi] (noise ∝ B/(n λ^1.5 ε) against shrinkage ∝ λ)."
-    return float(np.clip(c * (half_range / (n_part * epsilon)) ** 0.4, lo, hi))
-
 def fit_meta(learner:str, ds, *, epsilon, delta=1e-5, kind="linear", random_state=None, propensity_clip=0.05,
-             lam="fixed"):
-    "Fit one meta-learner on `ds` with its public bounds; `lam='auto'` uses `auto_lam` per stage (public inputs only)."
+             lam="fixed", bias_weight:float|None=None):
+    "Fit one meta-learner on `ds` with its public bounds; `lam='rule'`: `module_lams` (public inputs only) per module."
     kw = {}
-    if lam == "auto":
-        R, n = ds.y_bounds[1] - ds.y_bounds[0], len(ds.Y)
-        kw = dict(lam=auto_lam(R / 2, n // 4, epsilon), lam_final=auto_lam(R / propensity_clip, n // 2, epsilon))
+    if lam == "rule":
+        kw = module_lams(learner, len(ds.Y), epsilon, delta, ds.X.shape[1], ds.y_bounds, propensity_clip, kind=kind,
+                         **({} if bias_weight is None else dict(bias_weight=bias_weight)))
+    elif lam != "fixed": raise ValueError(f"lam must be 'fixed' or 'rule', got {lam!r}")
     return LEARNERS[learner](outcome_bounds=ds.y_bounds, x_bounds=ds.x_bounds, epsilon=epsilon, delta=delta,
                              propensity_clip=propensity_clip, accountant=PrivacyAccountant(), random_state=random_state,
                              **base_learners(kind, **kw)).fit(ds.Y, ds.T, X=ds.X)
@@ -76,23 +76,71 @@ def table(rows, metric="mse", fmt="{:9.3f}") -> str:
         out.append(f"{k[0]:>5} {k[1]:>6} {k[2]:>5g} " + " ".join(fmt.format(val[k + (l,)]) if k + (l,) in val else " " * 9 for l in learners))
     return "\n".join(out)
 
-# %% ../nbs/18_meta_experiments.ipynb #63382ee6
+# %% ../nbs/18_meta_experiments.ipynb #a08fd026
+from .erm import erm_sensitivity, ridge_lipschitz
+from .mechanisms import gaussian_sigma
+from .meta import r_stage_sensitivity, split_sizes
+
+BIAS_WEIGHT = 0.03  # c, fitted in the cell "Fitting c" below (synthetic calibration design, not the evaluation data)
+_LAM_GRID = np.logspace(-4, 3, 141)
+
+def lam_rule(sensitivity, epsilon:float, delta:float, d:int, scale:float, *, bias_weight:float=BIAS_WEIGHT) -> float:
+    "Public λ = argmin over a log grid of c·S²·(λ/(λ+1/d))² + σ(λ)²; `sensitivity`: λ ↦ the module's l2 sensitivity."
+    if not np.isfinite(epsilon): return float(_LAM_GRID[0])
+    s1 = float(gaussian_sigma(epsilon, delta, 1.0, method="analytic"))        # σ is linear in the sensitivity
+    sig = s1 * np.array([sensitivity(l) for l in _LAM_GRID])
+    risk = bias_weight * scale ** 2 * (_LAM_GRID / (_LAM_GRID + 1.0 / d)) ** 2 + sig ** 2
+    return float(_LAM_GRID[np.argmin(risk)])
+
+# %% ../nbs/18_meta_experiments.ipynb #32f788ea
+def _ridge_sens(n, B, wb=1.0): return lambda l: erm_sensitivity(n, l, lipschitz=ridge_lipschitz(B, l, 1.0, wb), norm_bound=1.0, weight_bound=wb)
+
+def module_lams(learner:str, n:int, epsilon:float, delta:float, p:int, y_bounds, propensity_clip:float, *,
+                kind:str="linear", n_components:int=20, bias_weight:float=BIAS_WEIGHT) -> dict:
+    "λ of the outcome and final DP ridge modules of `learner` by `lam_rule` (public inputs only); keys of `base_learners`."
+    R, k = float(y_bounds[1] - y_bounds[0]), propensity_clip
+    L = LEARNERS[learner]; size = dict(zip(L._parts, split_sizes(n, L._default_split)))
+    d_x = n_components if kind == "rff" else p + 1
+    d_o = n_components if kind == "rff" else (2 * p + 2 if learner in ("S", "DR") else p + 1)
+    n_o = size.get("outcome", size.get("outcome0"))
+    out = dict(lam_outcome=lam_rule(_ridge_sens(n_o, R / 2), epsilon, delta, d_o, R / 2, bias_weight=bias_weight))
+    if learner == "X": sens = _ridge_sens(size["effect0"], R)
+    elif learner == "R": sens = lambda l: r_stage_sensitivity(size["final"], l, residual_bound=R, propensity_clip=k)
+    elif learner == "DR": sens = _ridge_sens(size["final"], R / k)
+    else: return out
+    return out | dict(lam_final=lam_rule(sens, epsilon, delta, d_x, R, bias_weight=bias_weight))
+
+# %% ../nbs/18_meta_experiments.ipynb #f3784604
+def _draw(setup, n, seed):
+    return dataset1(n, random_state=seed) if setup is None else NiuSetup(setup).sample(n, seed)
+
 def compare_dpcate(n:int=3000, epsilons=(1.0, 8.0), *, reps:int=2, n_test:int=1000, random_state:int=0,
-                   learners=("S", "T", "X", "R", "DR")) -> list:
-    "MSE of each meta-learner (rff bases) and of DPCATE (learner 'dr' and 'r') on Dataset 1 at the same (n, ε)."
+                   learners=("S", "T", "X", "R", "DR"), setup:str|None=None, lam:str="rule") -> list:
+    "MSE of each meta-learner (rff bases) and of DPCATE ('dr', 'r') at the same (n, ε); data: Dataset 1 or a Niu setup."
     from dp_causal_nb.cate import DPCATE
     ss = np.random.SeedSequence(random_state); test_seed, *rep_seeds = ss.spawn(1 + reps)
-    xt = dataset1(n_test, random_state=np.random.default_rng(test_seed)); out = []
+    xt = _draw(setup, n_test, np.random.default_rng(test_seed)); out = []
     for eps in epsilons:
         acc = {l: 0.0 for l in learners} | {"DPCATE-dr": 0.0, "DPCATE-r": 0.0}
         for rs in rep_seeds:
             sd, sf = (int(c.generate_state(1)[0]) for c in rs.spawn(2))
-            ds = dataset1(n, random_state=sd)
+            ds = _draw(setup, n, sd)
             for l in learners:
-                acc[l] += np.mean((fit_meta(l, ds, epsilon=eps, kind="rff", random_state=sf).effect(xt.X) - xt.tau) ** 2) / reps
+                acc[l] += np.mean((fit_meta(l, ds, epsilon=eps, kind="rff", random_state=sf, lam=lam).effect(xt.X) - xt.tau) ** 2) / reps
             for lr in ("dr", "r"):
                 m = DPCATE(learner=lr, epsilon=eps, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
-                           accountant=PrivacyAccountant(), random_state=sf).fit(ds.Y, ds.T, X=ds.X)
+                           accountant=PrivacyAccountant(), random_state=sf, out_of_bounds="clip").fit(ds.Y, ds.T, X=ds.X)
                 acc[f"DPCATE-{lr}"] += np.mean((m.effect(xt.X) - xt.tau) ** 2) / reps
-        out += [dict(setup="Dataset 1", n=n, epsilon=eps, learner=k, mse=v) for k, v in acc.items()]
+        out += [dict(setup="Dataset 1" if setup is None else setup, n=n, epsilon=eps, learner=k, mse=v) for k, v in acc.items()]
     return out
+
+def verdict(rows) -> str:
+    "One line per (data, n, ε): the best meta-learner against the best DPCATE variant, and which wins."
+    out = []
+    for key in dict.fromkeys((r["setup"], r["n"], r["epsilon"]) for r in rows):
+        rs = [r for r in rows if (r["setup"], r["n"], r["epsilon"]) == key]
+        m = min((r["mse"], r["learner"]) for r in rs if not r["learner"].startswith("DPCATE"))
+        c = min((r["mse"], r["learner"]) for r in rs if r["learner"].startswith("DPCATE"))
+        out.append(f"{key[0]:>9} n={key[1]:>6} ε={key[2]:>4g}: best meta-learner {m[1]:<3} MSE {m[0]:8.3g} | best {c[1]:<9} "
+                   f"MSE {c[0]:8.3g} → {'meta-learner wins' if m[0] < c[0] else 'DPCATE wins'} (ratio {c[0] / m[0]:.2g})")
+    return "\n".join(out)

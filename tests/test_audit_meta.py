@@ -1,13 +1,49 @@
-"""Audits of the DP meta-learners (dp_causal_nb.meta) on adversarial replace-one neighbours, with a broken-on-purpose
-control that reads the outcome bounds from the data (the auditor must catch it)."""
+"""Audits of the DP meta-learners (dp_causal_nb.meta) on near-tight adversarial replace-one neighbours, and the
+broken-on-purpose controls the auditor must catch (bounds read from the data; a partition chosen from T).
+
+Near-tight design (used by every test_audit_meta*.py file): a one-covariate design whose public feature map
+(StandardizeToBounds: (x, 1)/√2 on x_bounds (-1, 1)) is two-dimensional; all records sit at x = 1; the replaced record
+changes only its outcome (lo → hi) or its arm, which moves ONE module's released coefficient along u = φ(1) by about
+2B/(nλ); the split puts that module's part at ~90 % of the records (the record lands there with that probability);
+the other modules get a huge public λ, so their releases are (nearly) constant and do not blur the statistic; the
+audited module gets λ = 100, where the ridge sensitivity bound 2B(1 + R/√λ)/(nλ) is within 10 % of the achieved shift.
+The statistic is the released coefficient projected on u (the privacy loss concentrates on that one number)."""
 import numpy as np
 import pytest
 from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.audit import audit_mechanism
-from dp_causal_nb.meta import DPXLearner, DPRLearner, DPDRLearner
+from dp_causal_nb.erm import DPRidgeRegression, DPLogisticRegression
+from dp_causal_nb.meta import DPTLearner, DPRLearner, DPDRLearner
 
-EPS, DELTA, N, RUNS = 1.0, 1e-5, 12, 100   # 100 runs: refutes only gross violations (CI time); see bench_meta.py
-Q = np.array([[1.0]])   # the query point: the corner where the replaced record sits
+DELTA = 1e-5
+U = np.ones(2) / np.sqrt(2)                       # φ(x = 1) under StandardizeToBounds on (-1, 1)
+FIXED = dict(propensity_model=DPLogisticRegression(lam=1000.0), outcome_model=DPRidgeRegression(lam=1000.0))
+
+def pair(N, t0, y0, t1, y1, bg_t=0, bg_y=0.0):
+    "Replace-one neighbours: N records at x = 1 (arm bg_t, outcome bg_y); record 0 is (t0, y0) in D0, (t1, y1) in D1."
+    X = np.ones((N, 1)); T = np.full(N, bg_t); Y = np.full(N, bg_y)
+    T[0], Y[0] = t0, y0
+    T1, Y1 = T.copy(), Y.copy(); T1[0], Y1[0] = t1, y1
+    return (Y, T, X), (Y1, T1, X)
+
+def coef_mechanism(L, module, epsilon, **kw):
+    "One release of learner L on `data`; returns `module`'s released coefficient vector (part of the published model)."
+    def run(data, rng):
+        Y, T, X = data
+        m = L(outcome_bounds=(-1, 1), x_bounds=(-1, 1), epsilon=epsilon, delta=DELTA, accountant=PrivacyAccountant(),
+              random_state=int(rng.integers(2**31 - 1)), **kw).fit(Y, T, X=X)
+        return m.models_[module].coef_
+    return run
+
+def audit_release(L, module, epsilon, D0, D1, n_runs, statistic_direction=U, **kw):
+    "Audit of `module`'s released coefficient projected on `statistic_direction` (the direction the record moves it)."
+    return audit_mechanism(coef_mechanism(L, module, epsilon, **kw), D0, D1, n_runs=n_runs, batch=False, delta=DELTA,
+                           random_state=0, statistic=lambda c: np.asarray(c) @ statistic_direction, progress=False)
+
+# ---- broken on purpose ----------------------------------------------------------------------------------------------
+# The original (weak) neighbours, still used by the bounds-from-data control and by `bench_meta.py audit`.
+EPS, N, RUNS = 1.0, 12, 100
+Q = np.array([[1.0]])
 
 def neighbours(hi=1.0):
     "D0: records at x=0, y=0, half treated; D1: record 0 replaced by the extreme (x=1, T=1, y=hi)."
@@ -23,12 +59,6 @@ def mechanism(L, **kw):
         return m.effect(Q)[0]
     return run
 
-@pytest.mark.parametrize("L", [DPRLearner, DPDRLearner])   # S, T: test_meta.py; X: test_audit_meta_x.py
-def test_meta_audit_within_claim(L):
-    D0, D1 = neighbours()
-    res = audit_mechanism(mechanism(L), D0, D1, n_runs=RUNS, batch=False, delta=DELTA, random_state=0)
-    assert not res.violates(EPS), res
-
 class _LeakyDR(DPDRLearner):
     "Broken on purpose: the outcome bounds are read from the data (what the paper's public code lets DP-EBM do)."
     def fit(self, Y, T, *, X):
@@ -40,5 +70,22 @@ def test_meta_audit_catches_bounds_read_from_data():
     D0 = (D0[0] + np.linspace(-1e-3, 1e-3, N), D0[1], D0[2])   # a tiny public-looking range on D0 ...
     D1 = (np.r_[1.0, D0[0][1:]], D1[1], D1[2])                 # ... and one large outcome on D1
     res = audit_mechanism(mechanism(_LeakyDR), D0, D1, n_runs=RUNS, batch=False, delta=DELTA, random_state=0,
-                          statistic=lambda y: np.abs(np.asarray(y)))
+                          statistic=lambda y: np.abs(np.asarray(y)), progress=False)
     assert res.violates(EPS), res
+
+class _SplitOnT(DPTLearner):
+    """Broken on purpose: the partition is chosen from T — each arm's model on that arm's records, the limit of
+    stratifying the split on T (the paper's code stratifies its split on T). Part sizes, and so the noise scale of each
+    released model, then depend on the data; parallel composition does not apply."""
+    def _stages(self, mods, idx, Y, T, X, yb, k):
+        return super()._stages(mods, {f"outcome{a}": np.flatnonzero(T == a) for a in (0, 1)}, Y, T, X, yb, k)
+
+def test_meta_audit_catches_partition_chosen_from_T():
+    D0, D1 = pair(12, 0, 0.0, 1, 0.0, bg_t=0)          # record 0's arm flips: the treated part has 1 record, then 2 ...
+    D0[1][1] = D1[1][1] = 1                            # ... (record 1 is treated in both)
+    res = audit_mechanism(coef_mechanism(_SplitOnT, "outcome1", EPS), D0, D1, n_runs=400, batch=False, delta=DELTA,
+                          random_state=0, statistic=lambda c: np.abs(np.asarray(c) @ U), progress=False)
+    assert res.violates(EPS), res
+    ok = audit_mechanism(coef_mechanism(DPTLearner, "outcome1", EPS), D0, D1, n_runs=400, batch=False, delta=DELTA,
+                         random_state=0, statistic=lambda c: np.abs(np.asarray(c) @ U), progress=False)
+    assert not ok.violates(EPS), ok                    # the library's data-free partition on the same neighbours
