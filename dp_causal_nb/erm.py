@@ -374,7 +374,7 @@ class _DPERM(BaseEstimator):
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
         return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
 
-# %% ../nbs/04_dp_erm.ipynb #d6a533e4
+# %% ../nbs/04_dp_erm.ipynb #5adbb490
 class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
@@ -389,12 +389,47 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     (PrivacyLeakWarning) and the model is then NOT DP: epsilon_spent_ = inf, the accountant is charged (inf, 0),
     private_guarantee says "not DP". The accountant charged is `accountant`, or the library-wide default one.
 
-    random_state: the noise seed. It must be secret and unpredictable for a real release (None draws fresh OS
-    entropy); an int seed makes the noise reproducible by anyone who knows it, which is for teaching and tests only.
-    tol: Newton tolerance on ‖∇J‖, in (0, 1e-8] (raised to a floating-point floor for tiny lam with large noise); the
-    released point is within about tol/(lam+Δ) of the exact minimiser the theorems are about. The damped Newton solver
-    has a proven step bound, so it cannot fail on in-domain data (no max_iter parameter on purpose). A refit that fails
-    (BudgetError) leaves the previously fitted state unchanged; the budget of a spend that succeeded stays spent."""
+    Parameters
+    ----------
+    epsilon, delta : float, default 1.0, 0.0
+        Privacy budget of the fit (``epsilon=np.inf``: non-private).
+    lam : float, default 1e-3
+        Penalty of the library convention (1/n)Σ wᵢ ℓ + (lam/2)‖θ‖².
+    method : {"objective", "output"}, default "objective"
+        Objective or output perturbation.
+    feature_map : public feature map (default `StandardizeToBounds`); x_bounds : PUBLIC covariate bounds.
+    weight_bound : float, optional
+        Public bound on the sample weights (required with `sample_weight`).
+    constants : {"tight", "paper"}, default "tight"
+        Constants of the objective-perturbation theorem.
+    accountant : PrivacyAccountant, optional; label : str, optional (ledger label).
+    random_state : int, Generator or None
+        The noise seed. It must be secret and unpredictable for a real release (None draws fresh OS entropy); an int
+        seed makes the noise reproducible by anyone who knows it, which is for teaching and tests only.
+    tol : float in (0, 1e-8], default 1e-10
+        Newton tolerance on ‖∇J‖ (raised to a floating-point floor for tiny lam with large noise); the released point
+        is within about tol/(lam+Δ) of the exact minimiser the theorems are about. The damped Newton solver has a
+        proven step bound, so it cannot fail on in-domain data (no max_iter parameter on purpose).
+    allow_inferred_bounds : bool, default False
+        Infer missing bounds from the data (NOT DP, see above).
+
+    Attributes
+    ----------
+    coef_ : (k,) released coefficients on the feature map; classes_ : array([0, 1]).
+    sensitivity_, noise_, lam_effective_ : public calibration of the release.
+    epsilon_spent_, delta_spent_ : the budget charged; charged_to_ : the accountant; bounds_inferred_ : bool.
+
+    Examples
+    --------
+    >>> from dp_causal_nb.accounting import PrivacyAccountant
+    >>> rng = np.random.default_rng(0); X = rng.uniform(0, 1, (500, 2)); y = (X[:, 0] > 0.5).astype(int)
+    >>> m = DPLogisticRegression(epsilon=1.0, x_bounds=([0, 0], [1, 1]), accountant=PrivacyAccountant(),
+    ...                          random_state=0).fit(X, y)
+    >>> m.predict_proba(X[:3]).shape, m.epsilon_spent_
+    ((3, 2), 1.0)
+
+    A refit that fails (BudgetError) leaves the previously fitted state unchanged; the budget of a spend that succeeded
+    stays spent."""
     def __init__(self, epsilon:float=1.0, delta:float=0.0, lam:float=1e-3, method:str="objective",
                  feature_map=None, x_bounds=None, weight_bound=None, constants:str="tight",
                  accountant=None, label:str|None=None, random_state=None, tol:float=1e-10,
@@ -436,7 +471,7 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
         p = special.expit(self.decision_function(X)); return np.column_stack([1 - p, p])
     def predict(self, X): return (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/04_dp_erm.ipynb #5d2cc6f1
+# %% ../nbs/04_dp_erm.ipynb #15aae026
 class DPRidgeRegression(RegressorMixin, _DPERM):
     """(ε, δ)-DP ridge regression on a public feature map by output perturbation (replace-one neighbours).
 
@@ -450,9 +485,41 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
     the data (PrivacyLeakWarning) and the model is then NOT DP: epsilon_spent_ = inf, the accountant (`accountant`, or
     the library-wide default) is charged (inf, 0), private_guarantee says "not DP".
 
-    random_state: the noise seed; it must be secret and unpredictable for a real release (None draws fresh OS
-    entropy); an int seed is for teaching and tests. A refit that fails (e.g. BudgetError) leaves the previously
-    fitted state unchanged."""
+    Parameters
+    ----------
+    epsilon, delta : float, default 1.0, 1e-5
+        Privacy budget of the fit (``epsilon=np.inf``: non-private).
+    lam : float, default 1e-2
+        Penalty of the library convention (1/n)Σ wᵢ ½(yᵢ − c − θᵀφ(xᵢ))² + (lam/2)‖θ‖².
+    y_bounds : (a, b)
+        PUBLIC outcome bounds (required unless ``allow_inferred_bounds=True``).
+    feature_map : public feature map (default `StandardizeToBounds`); x_bounds : PUBLIC covariate bounds.
+    weight_bound : float, optional
+        Public bound on the sample weights (required with `sample_weight`).
+    method : {"output"}
+        Output perturbation (the only method: the squared loss has no global gradient bound).
+    accountant : PrivacyAccountant, optional; label : str, optional (ledger label).
+    random_state : int, Generator or None
+        The noise seed; it must be secret and unpredictable for a real release (None draws fresh OS entropy); an int
+        seed is for teaching and tests.
+    allow_inferred_bounds : bool, default False
+        Infer missing bounds from the data (NOT DP, see above).
+
+    Attributes
+    ----------
+    coef_ : (k,) released coefficients; y_center_ : the public centre c of `y_bounds`.
+    sensitivity_, noise_ : public calibration of the release; epsilon_spent_, delta_spent_ : the budget charged.
+
+    Examples
+    --------
+    >>> from dp_causal_nb.accounting import PrivacyAccountant
+    >>> rng = np.random.default_rng(0); X = rng.uniform(0, 1, (500, 2)); y = X[:, 0] + 0.1 * rng.normal(size=500)
+    >>> m = DPRidgeRegression(epsilon=1.0, y_bounds=(-1, 2), x_bounds=([0, 0], [1, 1]), accountant=PrivacyAccountant(),
+    ...                       random_state=0).fit(X, y)
+    >>> m.predict(X[:3]).shape, m.epsilon_spent_
+    ((3,), 1.0)
+
+    A refit that fails (e.g. BudgetError) leaves the previously fitted state unchanged."""
     def __init__(self, epsilon:float=1.0, delta:float=1e-5, lam:float=1e-2, y_bounds=None, feature_map=None,
                  x_bounds=None, weight_bound=None, method:str="output", accountant=None, label:str|None=None,
                  random_state=None, allow_inferred_bounds:bool=False):
