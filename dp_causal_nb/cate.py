@@ -302,7 +302,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #9ebb01f9
+# %% ../nbs/08_dp_cate.ipynb #66af6c82
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -488,100 +488,6 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         self.theta_radius, self.ges_sup, self.warn_training_queries = theta_radius, ges_sup, warn_training_queries
         self.allow_data_dependent_scale, self.random_state, self.split = allow_data_dependent_scale, random_state, split
 
-    # ---------- validation ----------
-    def _check_params(self, q):
-        if self.learner not in LEARNERS: raise ValueError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
-        if self.calibration not in CALIBRATIONS:
-            raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
-        _final_strategy(self.final)            # 'auto' with an explicit calibration: the ridge that calibration names
-        self.final_ = "ridge" if self.final == "auto" and self.calibration != "auto" else self.final
-        fin = _final_strategy(self.final_)
-        cal = fin.default_calibration if self.calibration == "auto" else self.calibration
-        fin.check_calibration(cal)
-        self.calibration_ = cal
-        if self.ges_sup not in ("search", "bound"): raise ValueError(f"ges_sup must be 'search' or 'bound', got {self.ges_sup!r}")
-        eps, dlt = check_epsilon_delta(self.epsilon, self.delta)
-        if is_private(eps) and dlt == 0:
-            raise ValueError("delta must lie in (0, 1) for DPCATE (Gaussian noise); got 0")
-        if not isinstance(self.allow_data_dependent_scale, (bool, np.bool_)):
-            raise TypeError(f"allow_data_dependent_scale must be True or False, got {self.allow_data_dependent_scale!r}")
-        if cal == "ges" and is_private(eps) and not self.allow_data_dependent_scale:
-            raise ValueError("calibration='ges' is not differentially private: its noise scale γ(T, D)·c depends on the "
-                             "data, and with many queries the spread of the released values reveals that scale and "
-                             "with it a record (notebook 08). Use calibration='global' or 'parameter' (exact (ε, δ)-DP "
-                             "at every n). To reproduce the paper's mechanism WITHOUT a DP guarantee, set "
-                             "allow_data_dependent_scale=True")
-        xb = check_bounds(self.x_bounds, "x_bounds", q)
-        if self.out_of_bounds not in ("raise", "clip"):
-            raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {self.out_of_bounds!r}")
-        ob, ob_name = self._outcome_bounds_param()
-        yb = check_bounds(ob, ob_name, 1)
-        k = None if self.propensity_clip is None else float(check_propensity_clip(self.propensity_clip))
-        lam = None if self.lam is None else check_scalar(self.lam, "lam", low=0)
-        if self.split is not None: check_scalar(self.split, "split", low=0, high=1)
-        self.theta_radius_ = None
-        if isinstance(self.theta_radius, str):
-            if self.theta_radius != "auto": raise ValueError(f"theta_radius must be 'auto', None or a positive number, got {self.theta_radius!r}")
-        elif self.theta_radius is not None:
-            self.theta_radius_ = check_scalar(self.theta_radius, "theta_radius", low=0)
-            if cal == "ges" or not fin.constrainable:
-                raise ValueError("theta_radius (a norm constraint on θ) applies to final='ridge' with calibration "
-                                 "'global' or 'parameter'; Theorem 1's influence function assumes the unconstrained fit")
-        return eps, dlt, xb, (float(yb[0][0]), float(yb[1][0])), k, lam
-
-    def _resolve_rule(self, n, q, eps, dlt, yb, k, lam):
-        "final='auto': the rule's public hyper-parameters (notebook 08a; reads no data); explicit parameters override."
-        self.rule_ = default_cate_params(n, q, eps, dlt, yb, split=self.split) if self.final_ == "auto" else None
-        r = self.rule_ or {}
-        k = r.get("propensity_clip", 0.05) if k is None else k
-        lam = (r["lam"] if self.rule_ else 0.01) if lam is None else lam     # None in the rule's mode 'constant'
-        split = r.get("split", 0.5) if self.split is None else float(self.split)
-        self._resolved = dict(propensity_clip=k, lam=lam, split=split, final=self.final_)
-        return k, lam, split
-
-    @staticmethod
-    def _row_hashes(X, salt):
-        import hashlib
-        X = np.ascontiguousarray(np.asarray(X, dtype=float) + 0.0)      # + 0.0 maps -0.0 to 0.0
-        return {hashlib.blake2b(r.tobytes(), digest_size=16, salt=salt).digest() for r in X}
-
-    def _check_queries(self, X):
-        Xq = check_array(X, "X", ndim=2)
-        if Xq.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {Xq.shape[1]} features, the estimator was fitted with {self.n_features_in_}")
-        check_in_bounds(Xq, self.x_bounds_, "X (query points)", action="raise")
-        if getattr(self, "_row_hashes_", None) and self._row_hashes(Xq, self._salt) & self._row_hashes_:
-            warnings.warn("some query points coincide with training records: queries are public inputs and the query "
-                          "itself discloses those covariates (DP covers the outcomes/treatments of the training data, "
-                          "not the query points); use held-out or synthetic query points", PrivacyLeakWarning, stacklevel=3)
-        return Xq
-
-    # ---------- nuisances ----------
-    def propensity(self, X):
-        "π̂(x) clipped to [κ, 1-κ]; NaN or a failing model give ½ (public). Evaluating it is post-processing."
-        X = np.atleast_2d(X); m = self.propensity_model_
-        return bounded_predictions(lambda: m.predict_proba(X)[:, list(m.classes_).index(1)], len(X),
-                                   self.kappa_, 1 - self.kappa_, 0.5)
-
-    def outcome(self, X):
-        "(μ̂(x, 0), μ̂(x, 1)) clipped to `y_bounds`; NaN or a failing model give the bounds' centre (public)."
-        X = np.atleast_2d(X); lo, hi = self.y_bounds_; m = self.outcome_model_
-        return tuple(bounded_predictions(lambda a=a: m.predict(np.c_[X, np.full(len(X), a, dtype=float)]), len(X),
-                                         lo, hi, (lo + hi) / 2) for a in (0, 1))
-
-    # ---------- fit ----------
-    @property
-    def not_dp_(self) -> bool:
-        "True when this fit's second-stage release is NOT differentially private (`calibration='ges'` opted in)."
-        return self.calibration_ == "ges" and is_private(self.epsilon_)
-
-    def _outcome_bounds_param(self):
-        "(bounds, the name the user gave them): `outcome_bounds`, or its deprecated alias `y_bounds`."
-        if self.y_bounds is None: return self.outcome_bounds, "outcome_bounds"
-        if self.outcome_bounds is not None:
-            raise ValueError("give outcome_bounds only (y_bounds is its deprecated alias), not both")
-        return self.y_bounds, "y_bounds"
-
     def fit(self, Y, T, *, X):
         """Split, fit the private nuisances and the second stage; charge the whole budget (before any noise).
 
@@ -659,152 +565,281 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         self._noise_rng, self._search_rng = rs["noise"], rs["search"]
         if self.calibration_ == "parameter": self._release_parameter()
         return self
-    # ---------- releases ----------
-    def _check_unchanged(self):
-        "Refuse a release if a constructor parameter changed since `fit` (set_params): its calibration would not match."
-        now = self.get_params(deep=False)
-        res = getattr(self, "_resolved", {})     # setting a None parameter to the value the fit resolved it to: same
-        changed = sorted(k for k, v in self.params_at_fit_.items()
-                         if not (_same_param(v, now.get(k)) or v is None and k in res and _same_param(res[k], now.get(k))))
-        if changed:
-            raise ValueError(f"parameter(s) {', '.join(changed)} changed since fit (set_params); a release uses the "
-                             "parameters of the fit (its sensitivity and noise depend on them): refit first")
 
-    def _claim_release(self, label:str):
-        "Mark the single second-stage release as made (its budget was charged in `fit`); BudgetError if already made."
-        if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator first")
-        self._check_unchanged()
-        if self._released is not None and is_private(self.epsilon_):
-            raise BudgetError(f"the second-stage release of this fitted DPCATE was already made ({self._released!r}); "
-                              "a further release would need fresh budget: refit with a new accountant budget")
-        if is_private(self.epsilon_):   # the ledger, not this object, knows whether a copy released already
-            self.accountant_.claim_release(self._release_id, f"DPCATE second stage ({label})")
-        self._released = label
+# %% ../nbs/08_dp_cate.ipynb #2d5e7b37
+def _attach(cls, fn, name:str, wrap=None):
+    "Attach `fn` to `cls` as `name` (optionally wrapped in property/staticmethod): the class is written in small cells."
+    fn.__name__, fn.__qualname__ = name, f"{cls.__name__}.{name}"
+    setattr(cls, name, fn if wrap is None else wrap(fn)); return fn
 
-    # Copies (pickle, copy.deepcopy, a forked worker) carry the release id and the live accountant, so only one of
-    # them can release; none inherits the noise generator's state (a twin would otherwise repeat the same noise).
-    def __getstate__(self):
-        state = dict(super().__getstate__())   # a copy: object.__getstate__ may return __dict__ itself
-        for k in ("_noise_rng", "_search_rng"):
-            if k in state: state[k] = None
-        return state
+# %% ../nbs/08_dp_cate.ipynb #01816278
+def _dpcate__check_params(self, q):
+    if self.learner not in LEARNERS: raise ValueError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
+    if self.calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
+    _final_strategy(self.final)            # 'auto' with an explicit calibration: the ridge that calibration names
+    self.final_ = "ridge" if self.final == "auto" and self.calibration != "auto" else self.final
+    fin = _final_strategy(self.final_)
+    cal = fin.default_calibration if self.calibration == "auto" else self.calibration
+    fin.check_calibration(cal)
+    self.calibration_ = cal
+    if self.ges_sup not in ("search", "bound"): raise ValueError(f"ges_sup must be 'search' or 'bound', got {self.ges_sup!r}")
+    eps, dlt = check_epsilon_delta(self.epsilon, self.delta)
+    if is_private(eps) and dlt == 0:
+        raise ValueError("delta must lie in (0, 1) for DPCATE (Gaussian noise); got 0")
+    if not isinstance(self.allow_data_dependent_scale, (bool, np.bool_)):
+        raise TypeError(f"allow_data_dependent_scale must be True or False, got {self.allow_data_dependent_scale!r}")
+    if cal == "ges" and is_private(eps) and not self.allow_data_dependent_scale:
+        raise ValueError("calibration='ges' is not differentially private: its noise scale γ(T, D)·c depends on the "
+                         "data, and with many queries the spread of the released values reveals that scale and "
+                         "with it a record (notebook 08). Use calibration='global' or 'parameter' (exact (ε, δ)-DP "
+                         "at every n). To reproduce the paper's mechanism WITHOUT a DP guarantee, set "
+                         "allow_data_dependent_scale=True")
+    xb = check_bounds(self.x_bounds, "x_bounds", q)
+    if self.out_of_bounds not in ("raise", "clip"):
+        raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {self.out_of_bounds!r}")
+    ob, ob_name = self._outcome_bounds_param()
+    yb = check_bounds(ob, ob_name, 1)
+    k = None if self.propensity_clip is None else float(check_propensity_clip(self.propensity_clip))
+    lam = None if self.lam is None else check_scalar(self.lam, "lam", low=0)
+    if self.split is not None: check_scalar(self.split, "split", low=0, high=1)
+    self.theta_radius_ = None
+    if isinstance(self.theta_radius, str):
+        if self.theta_radius != "auto": raise ValueError(f"theta_radius must be 'auto', None or a positive number, got {self.theta_radius!r}")
+    elif self.theta_radius is not None:
+        self.theta_radius_ = check_scalar(self.theta_radius, "theta_radius", low=0)
+        if cal == "ges" or not fin.constrainable:
+            raise ValueError("theta_radius (a norm constraint on θ) applies to final='ridge' with calibration "
+                             "'global' or 'parameter'; Theorem 1's influence function assumes the unconstrained fit")
+    return eps, dlt, xb, (float(yb[0][0]), float(yb[1][0])), k, lam
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for k in ("_noise_rng", "_search_rng"):
-            if k in state: setattr(self, k, noise_generator(None))   # fresh OS entropy
+def _dpcate__resolve_rule(self, n, q, eps, dlt, yb, k, lam):
+    "final='auto': the rule's public hyper-parameters (notebook 08a; reads no data); explicit parameters override."
+    self.rule_ = default_cate_params(n, q, eps, dlt, yb, split=self.split) if self.final_ == "auto" else None
+    r = self.rule_ or {}
+    k = r.get("propensity_clip", 0.05) if k is None else k
+    lam = (r["lam"] if self.rule_ else 0.01) if lam is None else lam     # None in the rule's mode 'constant'
+    split = r.get("split", 0.5) if self.split is None else float(self.split)
+    self._resolved = dict(propensity_clip=k, lam=lam, split=split, final=self.final_)
+    return k, lam, split
 
-    @property
-    def params(self):
-        "Public parameters the functional release needs."
-        return dict(bandwidth=getattr(self, "bandwidth_", self.bandwidth), lam=self.lam_, x_bounds=self.x_bounds_,
-                    y_bounds=self.y_bounds_, propensity_clip=self.kappa_, learner=self.learner,
-                    epsilon=self.epsilon_, delta=self.delta_)
+def _dpcate__row_hashes(X, salt):
+    import hashlib
+    X = np.ascontiguousarray(np.asarray(X, dtype=float) + 0.0)      # + 0.0 maps -0.0 to 0.0
+    return {hashlib.blake2b(r.tobytes(), digest_size=16, salt=salt).digest() for r in X}
 
-    def parameter_sensitivity(self) -> float:
-        "Worst-case l2 sensitivity of θ (ridge) — public."
-        if not hasattr(self, "norm_bound_"): raise ValueError("this release has no shape (the rule's mode 'constant')")
-        return ridge_parameter_sensitivity(self.learner, self.y_bounds_, self.kappa_, self.lam_, self.norm_bound_,
-                                           self.n_stage2_, self.theta_radius_)
+def _dpcate__check_queries(self, X):
+    Xq = check_array(X, "X", ndim=2)
+    if Xq.shape[1] != self.n_features_in_:
+        raise ValueError(f"X has {Xq.shape[1]} features, the estimator was fitted with {self.n_features_in_}")
+    check_in_bounds(Xq, self.x_bounds_, "X (query points)", action="raise")
+    if getattr(self, "_row_hashes_", None) and self._row_hashes(Xq, self._salt) & self._row_hashes_:
+        warnings.warn("some query points coincide with training records: queries are public inputs and the query "
+                      "itself discloses those covariates (DP covers the outcomes/treatments of the training data, "
+                      "not the query points); use held-out or synthetic query points", PrivacyLeakWarning, stacklevel=3)
+    return Xq
 
-    def query_sensitivity(self, X_query) -> float:
-        "Worst-case l2 sensitivity of the d query answers (calibration='global') — public."
-        return _final_strategy(self.final_).query_sensitivity(self, self._check_queries(X_query))
+def _dpcate__outcome_bounds_param(self):
+    "(bounds, the name the user gave them): `outcome_bounds`, or its deprecated alias `y_bounds`."
+    if self.y_bounds is None: return self.outcome_bounds, "outcome_bounds"
+    if self.outcome_bounds is not None:
+        raise ValueError("give outcome_bounds only (y_bounds is its deprecated alias), not both")
+    return self.y_bounds, "y_bounds"
 
-    def _release_parameter(self):
-        self._claim_release("parameter")
-        fin = _final_strategy(self.final_); sens, sigma = fin.parameter_noise(self)
-        th = self.stage_.theta_; sd = _coordinate_sd(sigma, len(th))
-        self.theta_private_ = fin.post(self, th + (self._noise_rng.normal(0, sd, size=th.shape) if np.any(sd > 0) else 0.0))
-        self.release_info_ = dict(calibration="parameter", sensitivity=sens, sigma=sigma, dp=True)
-        if self.final_ == "auto": self.release_info_ |= dict(final="auto", mode=self.rule_["mode"])
+_attach(DPCATE, _dpcate__check_params, '_check_params')
+_attach(DPCATE, _dpcate__resolve_rule, '_resolve_rule')
+_attach(DPCATE, _dpcate__row_hashes, '_row_hashes', staticmethod)
+_attach(DPCATE, _dpcate__check_queries, '_check_queries')
+_attach(DPCATE, _dpcate__outcome_bounds_param, '_outcome_bounds_param')
 
-    def gross_error_sensitivity(self, X_query, **kw):
-        "γ(T, D) for the declared queries: `GESResult` with the search value and the certified bound."
-        Xq = self._check_queries(X_query)
-        env = score_envelope(self.learner, self.propensity, self.outcome, self.stage_.predict, self.y_bounds_, self.kappa_)
-        kw.setdefault("random_state", self._search_rng)      # its own stream (spawned in fit), not the noise's
-        small = self.n_features_in_ <= 5     # L-BFGS-B with numerical gradients costs q+1 evaluations per step
-        kw.setdefault("n_random", 2000 if small else 500); kw.setdefault("n_local", 8 if small else 3)
-        kw.setdefault("maxiter", 60 if small else 20)
-        return gross_error_sensitivity(self.stage_, Xq, env, self.x_bounds_, learner=self.learner,
-                                       y_bounds=self.y_bounds_, propensity_clip=self.kappa_,
-                                       X_data=self.stage2_["X"], **kw)
+# %% ../nbs/08_dp_cate.ipynb #af05a6e0
+def _dpcate_propensity(self, X):
+    "π̂(x) clipped to [κ, 1-κ]; NaN or a failing model give ½ (public). Evaluating it is post-processing."
+    X = np.atleast_2d(X); m = self.propensity_model_
+    return bounded_predictions(lambda: m.predict_proba(X)[:, list(m.classes_).index(1)], len(X),
+                               self.kappa_, 1 - self.kappa_, 0.5)
 
-    def effect(self, X=None):
-        """Private CATE at the public query points `X`, clamped to the feasible range (sets `clamped_`).
+def _dpcate_outcome(self, X):
+    "(μ̂(x, 0), μ̂(x, 1)) clipped to `y_bounds`; NaN or a failing model give the bounds' centre (public)."
+    X = np.atleast_2d(X); lo, hi = self.y_bounds_; m = self.outcome_model_
+    return tuple(bounded_predictions(lambda a=a: m.predict(np.c_[X, np.full(len(X), a, dtype=float)]), len(X),
+                                     lo, hi, (lo + hi) / 2) for a in (0, 1))
 
-        Parameters
-        ----------
-        X : (d, q) array of PUBLIC query points within `x_bounds` (required). With calibration "global"/"ges" the
-            first call declares them and uses the single release; later calls with other points raise `BudgetError`.
-            With "parameter" (or ε = ∞) any points, any number of calls (post-processing).
+def _dpcate_not_dp_(self) -> bool:
+    "True when this fit's second-stage release is NOT differentially private (`calibration='ges'` opted in)."
+    return self.calibration_ == "ges" and is_private(self.epsilon_)
 
-        Returns
-        -------
-        (d,) array in ``[lo - hi, hi - lo]`` for ``outcome_bounds = (lo, hi)``.
-        """
-        raw = self._effect_raw(X); self.effect_raw_ = raw.copy()        # the noised values before clamping
-        return self._clamp(raw)
+_attach(DPCATE, _dpcate_propensity, 'propensity')
+_attach(DPCATE, _dpcate_outcome, 'outcome')
+_attach(DPCATE, _dpcate_not_dp_, 'not_dp_', property)
 
-    def _effect_raw(self, X):
-        "The released (noised) values before clamping; every public method goes through here."
-        if X is None:
-            raise ValueError("effect() needs the query points X: a 2-D array of shape (d, n_features) of PUBLIC points "
-                             "within x_bounds (e.g. a grid or held-out covariates)")
-        with np.errstate(all="ignore"):   # a user's np.seterr(all="raise") must not turn an underflow into an event
-            return self._effect(X)
+# %% ../nbs/08_dp_cate.ipynb #c5c26735
+def _dpcate__check_unchanged(self):
+    "Refuse a release if a constructor parameter changed since `fit` (set_params): its calibration would not match."
+    now = self.get_params(deep=False)
+    res = getattr(self, "_resolved", {})     # setting a None parameter to the value the fit resolved it to: same
+    changed = sorted(k for k, v in self.params_at_fit_.items()
+                     if not (_same_param(v, now.get(k)) or v is None and k in res and _same_param(res[k], now.get(k))))
+    if changed:
+        raise ValueError(f"parameter(s) {', '.join(changed)} changed since fit (set_params); a release uses the "
+                         "parameters of the fit (its sensitivity and noise depend on them): refit first")
 
-    def _effect(self, X):
-        if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator before calling effect")
-        self._check_unchanged()
-        Xq = self._check_queries(X)
-        if self.not_dp_:                  # on every call, whatever the data: this release is not DP
-            warnings.warn("calibration='ges' (allow_data_dependent_scale=True): this release is NOT differentially "
-                          "private; its noise scale depends on the data", PrivacyLeakWarning, stacklevel=2)
-        if self.calibration_ == "parameter": return self.stage_.features(Xq) @ self.theta_private_
-        if not is_private(self.epsilon_): return self.stage_.predict(Xq)
-        if self._release is not None:
-            if self._release[0].shape == Xq.shape and np.array_equal(self._release[0], Xq): return self._release[1].copy()
-            raise BudgetError("this fitted DPCATE already released its answers for a different query set; the budget "
-                              "of the single second-stage release is spent (refit with fresh budget for new queries)")
-        if self._released is not None:   # e.g. release_function() was called: fail before any computation
-            raise BudgetError(f"the second-stage release of this fitted DPCATE was already made ({self._released!r})")
-        g = self.stage_.predict(Xq)
-        scale, info = _QUERY_NOISE[self.calibration_](self, Xq)     # a strategy per query calibration
-        self._claim_release("effect")
-        out = g + scale * self._noise_rng.normal(size=g.shape)
-        self._release, self.release_info_ = (Xq.copy(), out.copy()), info
-        return out
+def _dpcate__claim_release(self, label:str):
+    "Mark the single second-stage release as made (its budget was charged in `fit`); BudgetError if already made."
+    if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator first")
+    self._check_unchanged()
+    if self._released is not None and is_private(self.epsilon_):
+        raise BudgetError(f"the second-stage release of this fitted DPCATE was already made ({self._released!r}); "
+                          "a further release would need fresh budget: refit with a new accountant budget")
+    if is_private(self.epsilon_):   # the ledger, not this object, knows whether a copy released already
+        self.accountant_.claim_release(self._release_id, f"DPCATE second stage ({label})")
+    self._released = label
 
-    def second_stage_release(self) -> StageRelease:
-        "The fitted kernel second stage as a `StageRelease` (what the functional release consumes; no refit)."
-        if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator (final='kernel') first")
-        if not _final_strategy(self.final_).keeps_records:
-            raise ValueError(f"the functional release needs a DPCATE(final='kernel'), got final={self.final!r}")
-        self._check_unchanged()
-        s2 = self.stage2_
-        return StageRelease(stage=self.stage_, X=s2["X"], phi=s2["phi"], rho=s2["rho"], learner=self.learner,
-                            outcome_bounds=self.y_bounds_, propensity_clip=self.kappa_, lam=self.lam_,
-                            bandwidth=self.bandwidth_, x_bounds=self.x_bounds_, epsilon=self.epsilon_,
-                            delta=self.delta_, claim=self._claim_release, noise_rng=self._noise_rng,
-                            warn_training_queries=self.warn_training_queries)
+# Copies (pickle, copy.deepcopy, a forked worker) carry the release id and the live accountant, so only one of
+# them can release; none inherits the noise generator's state (a twin would otherwise repeat the same noise).
 
-    def release_function(self, **kwargs):
-        "Release the whole CATE function (final='kernel'): see `dp_causal_nb.functional.release_cate_function`."
-        from dp_causal_nb.functional import release_cate_function   # cate -> functional only (no cycle)
-        return release_cate_function(self, **kwargs)
+def _dpcate___getstate__(self):
+    state = dict(super(DPCATE, self).__getstate__())   # a copy: object.__getstate__ may return __dict__ itself
+    for k in ("_noise_rng", "_search_rng"):
+        if k in state: state[k] = None
+    return state
 
-    @property
-    def budget_(self) -> dict:
-        "Budget spent by stage: this fit's own ledger record (captured in `fit`)."
-        rec = self._budget_record
-        return {p: pr.cost for p, pr in rec.parts.items()} | {"total": rec.cost}
+def _dpcate___setstate__(self, state):
+    super(DPCATE, self).__setstate__(state)
+    for k in ("_noise_rng", "_search_rng"):
+        if k in state: setattr(self, k, noise_generator(None))   # fresh OS entropy
 
-    def __repr__(self, N_CHAR_MAX=700):
-        s = super().__repr__(N_CHAR_MAX)
-        return s + (" [fitted, curator-side: holds non-private fitted quantities" +
-                    (" and the second-stage records (stage2_)" if hasattr(self, "stage2_") else "") +
-                    (" and the non-private γ in release_info_ (calibration='ges': NOT DP)" if getattr(self, "calibration_", None) == "ges" else "") +
-                    (" and salted hashes of the training rows" if getattr(self, "_row_hashes_", None) else "") +
-                    "; publish only effect() outputs]" if hasattr(self, "stage_") else "")
+_attach(DPCATE, _dpcate__check_unchanged, '_check_unchanged')
+_attach(DPCATE, _dpcate__claim_release, '_claim_release')
+_attach(DPCATE, _dpcate___getstate__, '__getstate__')
+_attach(DPCATE, _dpcate___setstate__, '__setstate__')
+
+# %% ../nbs/08_dp_cate.ipynb #9b96242c
+def _dpcate_params(self):
+    "Public parameters the functional release needs."
+    return dict(bandwidth=getattr(self, "bandwidth_", self.bandwidth), lam=self.lam_, x_bounds=self.x_bounds_,
+                y_bounds=self.y_bounds_, propensity_clip=self.kappa_, learner=self.learner,
+                epsilon=self.epsilon_, delta=self.delta_)
+
+def _dpcate_parameter_sensitivity(self) -> float:
+    "Worst-case l2 sensitivity of θ (ridge) — public."
+    return ridge_parameter_sensitivity(self.learner, self.y_bounds_, self.kappa_, self.lam_, self.norm_bound_,
+                                       self.n_stage2_, self.theta_radius_)
+
+def _dpcate_query_sensitivity(self, X_query) -> float:
+    "Worst-case l2 sensitivity of the d query answers (calibration='global') — public."
+    return _final_strategy(self.final_).query_sensitivity(self, self._check_queries(X_query))
+
+def _dpcate__release_parameter(self):
+    self._claim_release("parameter")
+    fin = _final_strategy(self.final_); sens, sigma = fin.parameter_noise(self)
+    th = self.stage_.theta_; sd = _coordinate_sd(sigma, len(th))
+    self.theta_private_ = fin.post(self, th + (self._noise_rng.normal(0, sd, size=th.shape) if np.any(sd > 0) else 0.0))
+    self.release_info_ = dict(calibration="parameter", sensitivity=sens, sigma=sigma, dp=True)
+    if self.final_ == "auto": self.release_info_ |= dict(final="auto", mode=self.rule_["mode"])
+
+def _dpcate_gross_error_sensitivity(self, X_query, **kw):
+    "γ(T, D) for the declared queries: `GESResult` with the search value and the certified bound."
+    Xq = self._check_queries(X_query)
+    env = score_envelope(self.learner, self.propensity, self.outcome, self.stage_.predict, self.y_bounds_, self.kappa_)
+    kw.setdefault("random_state", self._search_rng)      # its own stream (spawned in fit), not the noise's
+    small = self.n_features_in_ <= 5     # L-BFGS-B with numerical gradients costs q+1 evaluations per step
+    kw.setdefault("n_random", 2000 if small else 500); kw.setdefault("n_local", 8 if small else 3)
+    kw.setdefault("maxiter", 60 if small else 20)
+    return gross_error_sensitivity(self.stage_, Xq, env, self.x_bounds_, learner=self.learner,
+                                   y_bounds=self.y_bounds_, propensity_clip=self.kappa_,
+                                   X_data=self.stage2_["X"], **kw)
+
+_attach(DPCATE, _dpcate_params, 'params', property)
+_attach(DPCATE, _dpcate_parameter_sensitivity, 'parameter_sensitivity')
+_attach(DPCATE, _dpcate_query_sensitivity, 'query_sensitivity')
+_attach(DPCATE, _dpcate__release_parameter, '_release_parameter')
+_attach(DPCATE, _dpcate_gross_error_sensitivity, 'gross_error_sensitivity')
+
+# %% ../nbs/08_dp_cate.ipynb #886f20a2
+def _dpcate_effect(self, X=None):
+    """Private CATE at the public query points `X`, clamped to the feasible range (sets `clamped_`).
+
+    Parameters
+    ----------
+    X : (d, q) array of PUBLIC query points within `x_bounds` (required). With calibration "global"/"ges" the
+        first call declares them and uses the single release; later calls with other points raise `BudgetError`.
+        With "parameter" (or ε = ∞) any points, any number of calls (post-processing).
+
+    Returns
+    -------
+    (d,) array in ``[lo - hi, hi - lo]`` for ``outcome_bounds = (lo, hi)``.
+    """
+    raw = self._effect_raw(X); self.effect_raw_ = raw.copy()        # the noised values before clamping
+    return self._clamp(raw)
+
+def _dpcate__effect_raw(self, X):
+    "The released (noised) values before clamping; every public method goes through here."
+    if X is None:
+        raise ValueError("effect() needs the query points X: a 2-D array of shape (d, n_features) of PUBLIC points "
+                         "within x_bounds (e.g. a grid or held-out covariates)")
+    with np.errstate(all="ignore"):   # a user's np.seterr(all="raise") must not turn an underflow into an event
+        return self._effect(X)
+
+def _dpcate__effect(self, X):
+    if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator before calling effect")
+    self._check_unchanged()
+    Xq = self._check_queries(X)
+    if self.not_dp_:                  # on every call, whatever the data: this release is not DP
+        warnings.warn("calibration='ges' (allow_data_dependent_scale=True): this release is NOT differentially "
+                      "private; its noise scale depends on the data", PrivacyLeakWarning, stacklevel=2)
+    if self.calibration_ == "parameter": return self.stage_.features(Xq) @ self.theta_private_
+    if not is_private(self.epsilon_): return self.stage_.predict(Xq)
+    if self._release is not None:
+        if self._release[0].shape == Xq.shape and np.array_equal(self._release[0], Xq): return self._release[1].copy()
+        raise BudgetError("this fitted DPCATE already released its answers for a different query set; the budget "
+                          "of the single second-stage release is spent (refit with fresh budget for new queries)")
+    if self._released is not None:   # e.g. release_function() was called: fail before any computation
+        raise BudgetError(f"the second-stage release of this fitted DPCATE was already made ({self._released!r})")
+    g = self.stage_.predict(Xq)
+    scale, info = _QUERY_NOISE[self.calibration_](self, Xq)     # a strategy per query calibration
+    self._claim_release("effect")
+    out = g + scale * self._noise_rng.normal(size=g.shape)
+    self._release, self.release_info_ = (Xq.copy(), out.copy()), info
+    return out
+
+_attach(DPCATE, _dpcate_effect, 'effect')
+_attach(DPCATE, _dpcate__effect_raw, '_effect_raw')
+_attach(DPCATE, _dpcate__effect, '_effect')
+
+# %% ../nbs/08_dp_cate.ipynb #e47af4c7
+def _dpcate_second_stage_release(self) -> StageRelease:
+    "The fitted kernel second stage as a `StageRelease` (what the functional release consumes; no refit)."
+    if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator (final='kernel') first")
+    if not _final_strategy(self.final_).keeps_records:
+        raise ValueError(f"the functional release needs a DPCATE(final='kernel'), got final={self.final!r}")
+    self._check_unchanged()
+    s2 = self.stage2_
+    return StageRelease(stage=self.stage_, X=s2["X"], phi=s2["phi"], rho=s2["rho"], learner=self.learner,
+                        outcome_bounds=self.y_bounds_, propensity_clip=self.kappa_, lam=self.lam_,
+                        bandwidth=self.bandwidth_, x_bounds=self.x_bounds_, epsilon=self.epsilon_,
+                        delta=self.delta_, claim=self._claim_release, noise_rng=self._noise_rng,
+                        warn_training_queries=self.warn_training_queries)
+
+def _dpcate_release_function(self, **kwargs):
+    "Release the whole CATE function (final='kernel'): see `dp_causal_nb.functional.release_cate_function`."
+    from dp_causal_nb.functional import release_cate_function   # cate -> functional only (no cycle)
+    return release_cate_function(self, **kwargs)
+
+def _dpcate_budget_(self) -> dict:
+    "Budget spent by stage: this fit's own ledger record (captured in `fit`)."
+    rec = self._budget_record
+    return {p: pr.cost for p, pr in rec.parts.items()} | {"total": rec.cost}
+
+def _dpcate___repr__(self, N_CHAR_MAX=700):
+    s = super(DPCATE, self).__repr__(N_CHAR_MAX)
+    return s + (" [fitted, curator-side: holds non-private fitted quantities" +
+                (" and the second-stage records (stage2_)" if hasattr(self, "stage2_") else "") +
+                (" and the non-private γ in release_info_ (calibration='ges': NOT DP)" if getattr(self, "calibration_", None) == "ges" else "") +
+                (" and salted hashes of the training rows" if getattr(self, "_row_hashes_", None) else "") +
+                "; publish only effect() outputs]" if hasattr(self, "stage_") else "")
+
+_attach(DPCATE, _dpcate_second_stage_release, 'second_stage_release')
+_attach(DPCATE, _dpcate_release_function, 'release_function')
+_attach(DPCATE, _dpcate_budget_, 'budget_', property)
+_attach(DPCATE, _dpcate___repr__, '__repr__')
