@@ -302,7 +302,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #66af6c82
+# %% ../nbs/08_dp_cate.ipynb #542c08d0
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -362,8 +362,12 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     ----------
     learner : {"r", "dr"}, default "r"
         Orthogonal learner of the second stage (weights and pseudo-outcomes of `dp_causal_nb.targets`).
-    final : {"ridge", "kernel"}, default "ridge"
-        Weighted ridge on a public feature map, or weighted kernel ridge with the normalised Gaussian kernel.
+    final : {"auto", "ridge", "kernel"}, default "auto"
+        "auto": the public rule of `dp_causal_nb.cate_defaults` (notebook 08a) picks every hyper-parameter from public
+        n, d, ε, δ and the bounds, and releases a private constant ĉ (DR mean) plus, when the budget pays for it, a
+        centred private ridge shape ĉ + (f(x) − f̄_ref)ᵀθ̃ (one parameter release; `rule_` says which). With an
+        explicit `calibration`, "auto" means "ridge". "ridge": weighted ridge on a public feature map; "kernel":
+        weighted kernel ridge with the normalised Gaussian kernel (both with their documented defaults below).
     epsilon, delta : float, default 1.0, 1e-5
         Total privacy budget of the fit. ``epsilon=np.inf`` is NON-PRIVATE (labelled so in `summary`).
     x_bounds : (lower, upper)
@@ -371,13 +375,13 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     outcome_bounds : (lower, upper)
         PUBLIC bounds of the outcome (required). The CATE then lies in ``[lower - upper, upper - lower]`` and every
         output is clamped to that range (free post-processing; `clamped_`).
-    propensity_clip : float in (0, 0.5), default 0.05
-        π̂ is clipped to ``[propensity_clip, 1 - propensity_clip]``.
+    propensity_clip : float in (0, 0.5) or None, default None
+        π̂ is clipped to ``[propensity_clip, 1 - propensity_clip]``; None: the rule's value (final "auto") or 0.05.
     calibration : {"auto", "global", "parameter", "ges"}, default "auto"
         How the single second-stage release is calibrated (see Notes); "ges" is NOT DP and refused unless
         ``allow_data_dependent_scale=True``.
-    lam : float, default 0.01
-        Ridge parameter Λ of the library convention (1/n)Σρᵢ·½(φᵢ − g(Xᵢ))² + (Λ/2)‖g‖² — the same number and the same
+    lam : float or None, default None
+        None: the rule's λ (final "auto") or 0.01. Ridge parameter Λ of the library convention (1/n)Σρᵢ·½(φᵢ − g(Xᵢ))² + (Λ/2)‖g‖² — the same number and the same
         fit as the paper's λ in (1/n)Σρᵢ(φᵢ − g)² + λ‖g‖² (`second_stage.library_lam`).
     feature_map, bandwidth : public feature map (``final="ridge"``) / kernel bandwidth (``final="kernel"``).
     propensity_model, outcome_model : optional DP nuisance models (default: the library's DP-ERM models).
@@ -390,6 +394,8 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     random_state : int, Generator or None
         Seeds every random stream (split, nuisance noise, random features, second-stage noise).
     y_bounds : deprecated alias of `outcome_bounds` (DeprecationWarning; removed in the next release).
+    split : float in (0, 1) or None, default None
+        Share of the records for the second stage (public split); None: the rule's (final "auto") or 1/2.
 
     Attributes
     ----------
@@ -401,6 +407,8 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     effect_raw_ : array, the last `effect` output before clamping (noised; for meta-analysis).
     budget_ : dict, the budget this fit spent by stage (its own ledger record).
     n_features_in_ : int.
+    final_, rule_, lam_, kappa_ : the final stage used, the rule's public hyper-parameters (None unless final "auto"),
+        and the λ and propensity clip the fit used.
 
     Examples
     --------
