@@ -223,7 +223,7 @@ def feasible_cate_range(outcome_bounds) -> tuple:
     lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1); R = float(hi[0] - lo[0])
     return (-R, R)
 
-# %% ../nbs/08_dp_cate.ipynb #d74f6904
+# %% ../nbs/08_dp_cate.ipynb #394cd1ef
 class _ReleaseReport:
     "Post-processing of a fitted DPCATE's single release: clamping, privacy-noise intervals, averages, summary."
     def _clamp(self, v):
@@ -234,7 +234,8 @@ class _ReleaseReport:
     def _noise_sd(self, Xq, average:bool=False):
         "Public noise sd of the released value at each query (or of their average): derived in the cell above."
         if not is_private(self.epsilon_): return 0.0 if average else np.zeros(len(Xq))
-        sig = self.release_info_["sigma"]
+        info = self.release_info_; sig = info["sigma"]
+        if "sigma_constant" in info: sig = (info["sigma_constant"], sig)      # final='auto': ĉ, then the shape
         if self.calibration_ == "parameter":
             F = self.stage_.features(Xq); sd = _coordinate_sd(sig, F.shape[1])   # per coordinate (shrunk release)
             return float(np.linalg.norm(F.mean(0) * sd)) if average else np.linalg.norm(F * sd, axis=1)
@@ -722,7 +723,7 @@ _attach(DPCATE, _dpcate__claim_release, '_claim_release')
 _attach(DPCATE, _dpcate___getstate__, '__getstate__')
 _attach(DPCATE, _dpcate___setstate__, '__setstate__')
 
-# %% ../nbs/08_dp_cate.ipynb #9b96242c
+# %% ../nbs/08_dp_cate.ipynb #24ffe938
 def _dpcate_params(self):
     "Public parameters the functional release needs."
     return dict(bandwidth=getattr(self, "bandwidth_", self.bandwidth), lam=self.lam_, x_bounds=self.x_bounds_,
@@ -744,7 +745,9 @@ def _dpcate__release_parameter(self):
     th = self.stage_.theta_; sd = _coordinate_sd(sigma, len(th))
     self.theta_private_ = fin.post(self, th + (self._noise_rng.normal(0, sd, size=th.shape) if np.any(sd > 0) else 0.0))
     self.release_info_ = dict(calibration="parameter", sensitivity=sens, sigma=sigma, dp=True)
-    if self.final_ == "auto": self.release_info_ |= dict(final="auto", mode=self.rule_["mode"])
+    if self.final_ == "auto":      # `sensitivity`/`sigma`: the shape's (ĉ's in mode 'constant'), as for the ridge
+        self.release_info_ |= dict(final="auto", mode=self.rule_["mode"], sensitivity=sens[-1], sigma=sigma[-1],
+                                   sensitivity_constant=sens[0], sigma_constant=sigma[0])
 
 def _dpcate_gross_error_sensitivity(self, X_query, **kw):
     "γ(T, D) for the declared queries: `GESResult` with the search value and the certified bound."

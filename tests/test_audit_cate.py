@@ -276,7 +276,7 @@ def test_auto_final_constant_near_tight():
     ratio = float(np.linalg.norm(f1 - f0)) / sens
     print(f"auto/constant: observed/sensitivity = {ratio:.4f}")
     assert 0.999 < ratio <= 1.0 + 1e-12
-    sigma = e0.release_info_["sigma"][0]
-    assert sigma == pytest.approx(gaussian_sigma(EPS, DELTA, sens), rel=1e-12) and e0.release_info_["sigma"] == e1.release_info_["sigma"]
+    sigma = e0.release_info_["sigma_constant"]
+    assert sigma == pytest.approx(gaussian_sigma(EPS, DELTA, sens), rel=1e-12) and e0.release_info_ == e1.release_info_
     res, res_bad = _audit_pair(f0, f1, sigma, EPS, DELTA, seed=11)
     print(f"auto/constant: ε lower bound {res.epsilon_lower:.3f} (claimed {EPS}); negative control {res_bad.epsilon_lower:.3f}")
