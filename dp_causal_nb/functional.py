@@ -61,7 +61,7 @@ def select_noise_scale(scales:dict, noise:str="proof") -> float:
                       "drops a square root; see dp_causal_nb.rkhs)", PrivacyLeakWarning, stacklevel=3)
     return scales["paper"]
 
-# %% ../nbs/10_functional.ipynb #1ab84e78
+# %% ../nbs/10_functional.ipynb #69626fc0
 class PrivateCATEFunction:
     """Private CATE function ĝ_D + r·U on ONE Gaussian-process sample path, held by the data curator.
 
@@ -205,7 +205,23 @@ class PrivateCATEFunction:
 
 @dataclass
 class PublishedCATEValues:
-    "Publishable: private CATE values at public points (post-processing of the release). Holds no training record."
+    """Publishable: private CATE values at public points (post-processing of the release). Holds no training record.
+
+    Parameters
+    ----------
+    points : (m, q) array of the PUBLIC points; values : (m,) private values at them (already noised).
+    info : dict, public metadata (guarantee, parameters).
+
+    Attributes
+    ----------
+    points, values, info : as given. Calling the object returns the value at the nearest published point.
+
+    Examples
+    --------
+    >>> v = PublishedCATEValues(points=np.array([[0.0, 0.0], [1.0, 1.0]]), values=np.array([0.5, 2.0]))
+    >>> v(np.array([[0.1, 0.2], [0.9, 0.8]]))
+    array([0.5, 2. ])
+    """
     points: np.ndarray
     values: np.ndarray
     info: dict = field(default_factory=dict)
@@ -403,10 +419,27 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     return PrivateCATEFunction(fit, plan["r"], x_bounds=check_bounds(rel.x_bounds, "x_bounds", fit.q), random_state=rng,
                                info=dict(plan["info"]), warn_training_queries=rel.warn_training_queries, **options)
 
-# %% ../nbs/10_functional.ipynb #b44a1c09
+# %% ../nbs/10_functional.ipynb #caebb4e2
 @dataclass
 class SharedCATEFunction:
-    "PUBLISHABLE private CATE function x ↦ ψ(x)ᵀθ̃ (random Fourier features). Holds no training record."
+    """PUBLISHABLE private CATE function x ↦ ψ(x)ᵀθ̃ (random Fourier features). Holds no training record.
+
+    Parameters
+    ----------
+    omega : (m, q) public frequencies; coef : (2m,) √κ θ̃ (the private parameter, already noised), so that
+        g̃(x) = ψ₁(x)ᵀ coef with ‖ψ₁‖ = 1; x_bounds : the PUBLIC covariate bounds (queries outside are refused).
+    info : dict, public metadata (guarantee, parameters).
+
+    Attributes
+    ----------
+    omega, coef, x_bounds, info : as given; `effect` is the same as calling the object.
+
+    Examples
+    --------
+    >>> f = SharedCATEFunction(omega=np.zeros((1, 2)), coef=np.array([1.5, 0.0]), x_bounds=([0, 0], [1, 1]))
+    >>> f(np.array([[0.5, 0.5]]))
+    array([1.5])
+    """
     omega: np.ndarray      # public frequencies
     coef: np.ndarray       # √κ θ̃ (private parameter, already noised), so g̃(x) = ψ₁(x)ᵀ coef with ||ψ₁|| = 1
     x_bounds: tuple
@@ -514,6 +547,16 @@ def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0, 
     Returns
     -------
     SharedCATEFunction : publishable; holds no training record.
+
+    Examples
+    --------
+    >>> from dp_causal_nb import cate, datasets, accounting
+    >>> ds = datasets.dataset1(300, random_state=0)
+    >>> est = cate.DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, bandwidth=0.4,
+    ...                   lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    >>> f = release_shareable_cate_function(est, n_features=50, random_state=1)
+    >>> f(ds.X[:3]).shape
+    (3,)
     """
     rel, X, phi, rho, n, q, c = _dpcate_records(est)    # raises before any claim or noise
     plan = _shareable_plan(n, q, n_features=n_features, feature_seed=feature_seed, bandwidth=rel.bandwidth,

@@ -251,3 +251,32 @@ def test_clipped_neighbour_behaves_like_in_domain_one(calibration):
     X1, Y1 = X.copy(), Y.copy(); X1[i], Y1[i] = [-3.0, 7.0], 1e6
     a, b = observe(X, Y), observe(X1, Y1)
     assert a[0] == [] and a == b
+
+
+# ---------- final='auto' (the default: the rule's shrunk release): the private constant ĉ, near-tight ----------
+class _SidePropensity(BaseEstimator):            # π̂(x) = 0 if x₀ > 0 else 1, clipped to [κ, 1 − κ]
+    def fit(self, X, y): self.classes_ = np.array([0, 1]); return self
+    def predict_proba(self, X): p = (np.atleast_2d(X)[:, 0] <= 0).astype(float); return np.c_[1 - p, p]
+
+
+def test_auto_final_constant_near_tight():
+    """DPCATE() in the rule's mode 'constant' releases ĉ = mean of φ_DR clipped to ±M, M = R/κ, with σ for 2M/n₂.
+    With μ̂ ≡ y_lo, a record (x₀ < 0, A = 0, Y = y_hi) has φ = −M and (x₀ > 0, A = 1, Y = y_hi) has φ = +M: the
+    replace-one change of ĉ is exactly 2M/n₂ (tight), and the audit at the estimator's σ must hold."""
+    k = 0.05
+    kw = dict(x_bounds=XB_T, propensity_clip=k, propensity_model=declare_private(_SidePropensity(), EPS / 2, DELTA / 2),
+              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+    n = 50; X = np.tile([1.0, 0.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[0])
+    e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
+    X[i], A[i], Y[i] = [-1.0, 0.0], 0.0, YB[1]; e0 = _fit(X, A, Y, **kw)
+    X1, A1 = X.copy(), A.copy(); X1[i], A1[i] = [1.0, 0.0], 1.0; e1 = _fit(X1, A1, Y, **kw)
+    assert e0.final_ == "auto" and e0.rule_["mode"] == "constant" and np.array_equal(e0.split_[1], e1.split_[1])
+    sens = 2 * (YB[1] - YB[0]) / k / e0.n_stage2_
+    f0, f1 = e0.stage_.theta_, e1.stage_.theta_
+    ratio = float(np.linalg.norm(f1 - f0)) / sens
+    print(f"auto/constant: observed/sensitivity = {ratio:.4f}")
+    assert 0.999 < ratio <= 1.0 + 1e-12
+    sigma = e0.release_info_["sigma_constant"]
+    assert sigma == pytest.approx(gaussian_sigma(EPS, DELTA, sens), rel=1e-12) and e0.release_info_ == e1.release_info_
+    res, res_bad = _audit_pair(f0, f1, sigma, EPS, DELTA, seed=11)
+    print(f"auto/constant: ε lower bound {res.epsilon_lower:.3f} (claimed {EPS}); negative control {res_bad.epsilon_lower:.3f}")

@@ -1,5 +1,5 @@
-"""PEHE grid for issue 11 (items 4-5): today's DPCATE defaults ("before") against the rule of
-`dp_causal_nb.cate_defaults` ("after": `ShrunkDPCATE` with `default_cate_params`), next to the best constant and,
+"""PEHE grid for issue 11 (items 4-5): the previous DPCATE defaults ("before": `DPCATE(final="ridge")`) against the
+rule of `dp_causal_nb.cate_defaults` ("after": `DPCATE()`, i.e. final="auto"), next to the best constant and,
 at epsilon = inf, EconML's DRLearner (gradient-boosting nuisances, kernel-ridge final stage; optional extra).
 Not collected by pytest.
 
@@ -19,16 +19,20 @@ EPS = (0.5, 1, 2, 4, 8, 16, np.inf)
 def _before(ds, eps, rep):
     from dp_causal_nb.cate import DPCATE
     from dp_causal_nb.accounting import PrivacyAccountant
-    return DPCATE(epsilon=eps, x_bounds=ds.x_bounds, y_bounds=ds.y_bounds, random_state=rep,
+    return DPCATE(final="ridge", epsilon=eps, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, random_state=rep,
                   accountant=PrivacyAccountant()).fit(ds.Y, ds.T, X=ds.X)
 
 
 def _after(ds, eps, rep, params=None):
-    from dp_causal_nb.cate_defaults import ShrunkDPCATE
+    "DPCATE() with the rule; `params` (tuning only) replaces the rule's dict for this fit."
+    from unittest import mock
+    from dp_causal_nb import cate
     from dp_causal_nb.accounting import PrivacyAccountant
-    return ShrunkDPCATE(epsilon=eps, delta=1e-5 if np.isfinite(eps) else 0.0, x_bounds=ds.x_bounds,
-                        outcome_bounds=ds.y_bounds, params=params, accountant=PrivacyAccountant(),
-                        random_state=rep).fit(ds.Y, ds.T, X=ds.X)
+    est = cate.DPCATE(epsilon=eps, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, accountant=PrivacyAccountant(),
+                      random_state=rep)
+    if params is None: return est.fit(ds.Y, ds.T, X=ds.X)
+    with mock.patch.object(cate, "default_cate_params", lambda *a, **k: dict(params)):
+        return est.fit(ds.Y, ds.T, X=ds.X)
 
 
 def _econml(ds, rep):
@@ -58,7 +62,7 @@ def run(cases, reps, econml_max_n=10_000, progress=True):
                         warnings.simplefilter("ignore"); est = fit(ds, eps, rep)
                         rows.append(base | dict(method=method, epsilon=eps, pehe=pehe(est.effect(q.X), q.tau),
                                                 seconds=time.perf_counter() - t,
-                                                mode=getattr(est, "params_", {}).get("mode", "")))
+                                                mode=(getattr(est, "rule_", None) or {}).get("mode", "")))
             if econml is not None and np.inf in epss and n <= econml_max_n:
                 t = time.perf_counter()
                 with warnings.catch_warnings():
