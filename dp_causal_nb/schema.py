@@ -407,9 +407,25 @@ def as_1d(v, name:str):
     elif getattr(v, "name", None) is not None and not isinstance(v, np.ndarray): label = str(v.name)
     return check_array(np.asarray(v), name, ndim=1), label
 
-# %% ../nbs/00a_schema.ipynb #23c9b461
+# %% ../nbs/00a_schema.ipynb #e4e6ff94
 def check_n_features(X, n_features:int, *, name:str="X", what:str="estimator") -> np.ndarray:
-    "Refuse a 2-d query array whose number of columns is not `n_features` (the message quotes column counts only)."
+    """Refuse a 2-d query array whose number of columns is not `n_features` (the one place for this check).
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, k), already validated.
+    n_features : the number of (encoded) features the estimator was fitted with (public).
+    name, what : the parameter's and the fitted object's names in the message (it quotes column counts only).
+
+    Returns
+    -------
+    X, unchanged.
+
+    Examples
+    --------
+    >>> check_n_features(np.ones((2, 3)), 3).shape
+    (2, 3)
+    """
     if X.shape[1] != n_features:
         raise ValueError(f"{name} has {X.shape[1]} features, the {what} was fitted with {n_features}")
     return X
