@@ -146,13 +146,15 @@ def _observe(f, X, d):
         try: out, est, err = (*f(X, SCHEMA, d), None)
         except Exception as e: out, est, err = None, None, type(e)
     names = None if est is None else sorted(k for k in vars(est) if k.endswith("_"))
-    return err, sorted({r.category.__name__ for r in rec}), names, None if out is None else np.shape(out)
+    inner = getattr(est, "learner", est)
+    ledger = [(e.label, e.epsilon, e.delta) for e in inner.charged_to_.ledger] if hasattr(inner, "charged_to_") else None
+    return err, sorted({r.category.__name__ for r in rec}), names, None if out is None else np.shape(out), ledger
 
 
 @pytest.mark.parametrize("what", ["DP2ERM entropy", "composition", "weights mmd", "PrivateITR (DP-2ERM)"])
 @pytest.mark.parametrize("nb", list(NEIGHBOURS))
 def test_neighbour_records_behave_like_any_record(what, nb):
-    "Replace one record by an unusual one: same exception (none), warnings and published attribute names."
+    "Replace one record by an unusual one: same exception (none), warnings, published attribute names and ledger."
     d = _data(); col, val = NEIGHBOURS[nb]
     other = d[4].copy(); other[col] = other[col].astype(object); other.loc[17, col] = val
     base, moved = _observe(FITS[what], d[4], d), _observe(FITS[what], other, d)
