@@ -198,3 +198,11 @@ def test_inferred_schema_is_not_dp():
     with pytest.warns(PrivacyLeakWarning):
         _, cert = BalancingWeights("entropy", x_bounds=s).compute(T, df[["x0", "x1", "site"]])
     assert cert.others == np.inf and "NOT DP" in cert.method
+
+
+def test_neighbour_check_can_fail():
+    "Control: without a schema a string cell is refused (the numpy contract), so the neighbour comparison above can fail."
+    d = _data(); f = FITS["DP2ERM entropy"]
+    g = lambda X, xb, d: f(X[["x0", "x1"]], (-1, 1), d)
+    other = d[4].copy(); other["x1"] = other["x1"].astype(object); other.loc[17, "x1"] = "n/a"
+    assert _observe(g, d[4], d) != _observe(g, other, d)
