@@ -11,7 +11,8 @@ import numpy as np
 from .core import PrivacyLeakWarning, check_array, check_bounds
 
 # %% auto #0
-__all__ = ['NumericColumn', 'CategoricalColumn', 'Schema', 'infer_schema', 'Covariates', 'resolve_covariates', 'as_1d']
+__all__ = ['NumericColumn', 'CategoricalColumn', 'Schema', 'infer_schema', 'Covariates', 'resolve_covariates', 'as_1d',
+           'check_n_features', 'fit_covariates', 'query_covariates']
 
 # %% ../nbs/00a_schema.ipynb #89b4c038
 class _Sentinel:
@@ -405,3 +406,96 @@ def as_1d(v, name:str):
         label, v = str(cols[0]), v[cols[0]]
     elif getattr(v, "name", None) is not None and not isinstance(v, np.ndarray): label = str(v.name)
     return check_array(np.asarray(v), name, ndim=1), label
+
+# %% ../nbs/00a_schema.ipynb #e4e6ff94
+def check_n_features(X, n_features:int, *, name:str="X", what:str="estimator") -> np.ndarray:
+    """Refuse a 2-d query array whose number of columns is not `n_features` (the one place for this check).
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, k), already validated.
+    n_features : the number of (encoded) features the estimator was fitted with (public).
+    name, what : the parameter's and the fitted object's names in the message (it quotes column counts only).
+
+    Returns
+    -------
+    X, unchanged.
+
+    Examples
+    --------
+    >>> check_n_features(np.ones((2, 3)), 3).shape
+    (2, 3)
+    """
+    if X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features, the {what} was fitted with {n_features}")
+    return X
+
+# %% ../nbs/00a_schema.ipynb #589a6b69
+_PUBLISHED = ("feature_names_in_", "feature_names_out_", "schema_", "n_features_in_")
+
+def fit_covariates(est, X, x_bounds, *, name:str="X") -> Covariates:
+    """`resolve_covariates` for an estimator's `fit`: encodes `X` and publishes the names on `est`.
+
+    Parameters
+    ----------
+    est : the estimator being fitted (its attributes are set).
+    X : data frame, dict of named columns, or array of shape (n, d).
+    x_bounds : Schema, dict, (lower, upper) or None (the estimator's public declaration).
+    name : the parameter's name in error messages.
+
+    Returns
+    -------
+    Covariates (see `resolve_covariates`). Sets on `est`: ``feature_names_in_`` (object array of input column names;
+    only when `X` had names, else removed), ``feature_names_out_`` (object array of encoded feature names),
+    ``schema_`` (Schema or None), ``n_features_in_`` (number of encoded features) and, for an inferred schema,
+    adds ``"x_bounds"`` to ``bounds_inferred_`` (the estimator must then charge (inf, 0): not DP).
+
+    Examples
+    --------
+    >>> class Est: pass
+    >>> cov = fit_covariates(e := Est(), {"age": [30, 41], "sex": ["f", "m"]}, {"age": (20, 80), "sex": {"categories": ["f", "m"]}})
+    >>> e.feature_names_in_.tolist(), e.feature_names_out_.tolist(), e.n_features_in_
+    (['age', 'sex'], ['age', 'sex=f', 'sex=m', 'sex=<other>'], 4)
+    """
+    cov = resolve_covariates(X, x_bounds, name=name)
+    if cov.feature_names_in is not None: est.feature_names_in_ = np.array(cov.feature_names_in, dtype=object)
+    elif hasattr(est, "feature_names_in_"): del est.feature_names_in_
+    est.feature_names_out_ = np.array(cov.feature_names, dtype=object)
+    est.schema_, est.n_features_in_ = cov.schema, cov.X.shape[1]
+    if not cov.private_ok: est.bounds_inferred_ = tuple(dict.fromkeys((*getattr(est, "bounds_inferred_", ()), "x_bounds")))
+    return cov
+
+# %% ../nbs/00a_schema.ipynb #0bc56e8a
+def query_covariates(est, X, *, name:str="X") -> np.ndarray:
+    """Encode query points `X` with the public map `est` was fitted with (`est.schema_`, or the plain-array contract).
+
+    Parameters
+    ----------
+    est : an estimator fitted through `fit_covariates`.
+    X : data frame, dict of named columns, or array of shape (m, d).
+    name : the parameter's name in error messages.
+
+    Returns
+    -------
+    ndarray of shape (m, n_features_in_).
+
+    Examples
+    --------
+    >>> class Est: pass
+    >>> _ = fit_covariates(e := Est(), {"a": [0.0, 1.0], "b": [1.0, 2.0]}, (0, 2))
+    >>> query_covariates(e, {"b": [2.0], "a": [0.5]})
+    array([[0.5, 2. ]])
+    """
+    schema = getattr(est, "schema_", None)
+    if schema is not None: Xq = schema.transform(X, name=name)
+    else:
+        cols, names_in = _named_columns(X, name), getattr(est, "feature_names_in_", None)
+        if cols is not None and names_in is not None:
+            cols = {str(c): a for c, a in cols.items()}
+            for c in names_in:
+                if c not in cols: raise ValueError(f"{name}: column {c!r} was fitted but is missing from the query points")
+            for c in cols:
+                if c not in names_in: raise ValueError(f"{name}: column {c!r} was not seen in fit")
+            X = {c: cols[c] for c in names_in}
+        Xq, _ = _unschematised(X, name)
+    return check_n_features(Xq, est.n_features_in_, name=name)
