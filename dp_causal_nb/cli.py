@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
     return p
 
-# %% ../nbs/13_cli.ipynb #8ad19471
+# %% ../nbs/13_cli.ipynb #a715192d
 def _add_cate_parsers(sub):
     c = sub.add_parser("cate", help="private CATE (DP-CATE R/DR-learner) at query points, or a shareable function file")
     c.add_argument("data", help="CSV file with a header row")
@@ -139,7 +139,8 @@ def _add_cate_parsers(sub):
     c.add_argument("--out", default=None, help="with --query: write the answers to this CSV instead of printing them")
     c.add_argument("--alpha", type=float, default=0.05, help="1 - level of the privacy-noise intervals (default 0.05)")
     c.add_argument("--learner", default="r", choices=("r", "dr"), help="orthogonal learner (default r)")
-    c.add_argument("--propensity-clip", type=float, default=0.05, help="clip the propensity to [c, 1-c] (default 0.05)")
+    c.add_argument("--propensity-clip", type=float, default=None, help="clip the propensity to [c, 1-c] (default: "
+                   "DPCATE's public rule)")
     c.add_argument("--clip", action="store_true", help="clip outcomes and covariates to the bounds instead of failing")
     c.add_argument("--seed", type=int, default=None, help="random seed (teaching only; omit for a real release)")
     c.add_argument("--json", action="store_true", help="print the release as JSON")
@@ -378,7 +379,7 @@ def _cate_data(args):
     if args.clip: Y, X = np.clip(Y, *bounds), np.clip(X, *xb)     # what DPCATE's out_of_bounds="clip" does (silently)
     return Y, data[args.treatment], X, covs, bounds, xb, schema
 
-# %% ../nbs/13_cli.ipynb #2b44412d
+# %% ../nbs/13_cli.ipynb #99e1ae4e
 def _label(epsilon, delta) -> str:
     return "NON-PRIVATE (epsilon = inf)" if np.isinf(epsilon) else f"(epsilon={epsilon:.4g}, delta={delta:.3g})-DP"
 
@@ -399,6 +400,7 @@ def run_cate(args) -> dict:
     return head | dict(points=shown, cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=args.alpha,
                        clamped=bool(clamped or s.clamped), feasible_range=list(s.feasible), ate=s.ate,
                        ate_interval=list(s.interval), noise_sd_point=s.noise_sd_point, final=est.final,
+                       propensity_clip=float(est.kappa_),
                        notes=[s.note[len("note: "):]] if s.note else [], out=_write_points(args.out, covs, shown, vals, lo, hi))
 
 # %% ../nbs/13_cli.ipynb #fb99f240
