@@ -100,6 +100,8 @@ def test_library_base_learners_behave_alike_on_extreme_neighbours(L, kw):
         for y, t, x in _EXTREMES:
             Y1, T1, X1 = Y.copy(), T.copy(), X.copy(); Y1[j], T1[j], X1[j] = y, t, x
             assert _observe(L, Y1, T1, X1, **full) == ref, (j, y, t, x)
+    for t in (0, 1):                       # no record of one arm anywhere: library modules still behave alike
+        assert _observe(L, Y, np.full(len(Y), t), X, **full) == ref, t
 
 
 def test_r_stage_sensitivity_bounds_the_replace_one_change():
