@@ -160,3 +160,54 @@ def test_ebm_path_structure_is_data_free(L):
     ref = _observe(L, Y, T, X, **kw()); assert ref["exc"] is None and ref["warnings"] == []
     for Yc, Tc, Xc in [(np.where(np.arange(n) == 0, 1e6, Y), T, X), (Y, np.ones(n, int), X), (Y, T, np.zeros((n, 2)))]:
         assert _observe(L, Yc, Tc, Xc, **kw()) == ref
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Finding 2 (medium-low): `_fit_base` swallows a module's data-dependent warnings with `warnings.catch_warnings`, which
+# is process-global and NOT thread-safe (Python 3.11). Under a thread backend (joblib `parallel_config(backend=
+# "threading")`, or Dask workers, which run tasks in threads: the scale path the issue asks for) the module that entered
+# first restores the original warning state when it exits, so the other module's later warning reaches the user: a
+# third-party base learner's data-dependent warning (scikit-learn's ConvergenceWarning is the usual case) is then
+# observable on one neighbour only; the process's warning state can also be left pointing at a dead capture list.
+# Fix: serialise the capture with a process-wide lock (as core.quiet_data_warnings does with `_QUIET`), or capture once
+# in the calling thread around the whole `Parallel` call (and keep the per-call capture for process backends).
+
+class _EventModel:
+    "A third-party regressor (declared private) that warns on a data-dependent event, e.g. a solver that did not converge."
+    _barrier = None
+    def __init__(self): pass
+    def get_params(self, deep=True): return {}
+    def set_params(self, **p): return self
+    def fit(self, X, y, sample_weight=None):
+        import time
+        try: type(self)._barrier.wait(timeout=5)          # both modules are inside their capture blocks
+        except Exception: pass
+        if sample_weight is not None and sample_weight.sum() > 0 and np.max(np.abs(y)) > 0.5:
+            time.sleep(0.3)                               # the other module exits its capture first
+            warnings.warn("solver did not converge (data-dependent event)", UserWarning)
+        self.fitted_ = True; return self
+    def predict(self, X): return np.zeros(len(X))
+
+
+@pytest.mark.xfail(strict=True, reason="finding 2: warnings.catch_warnings in _fit_base is not thread-safe; a module's "
+                                       "data-dependent warning escapes under a thread backend on one neighbour only")
+def test_module_warning_escapes_under_thread_backend():
+    import threading
+    from joblib import parallel_config
+    n, RS = 40, 1
+    r = np.random.default_rng(0); X = r.uniform(-1, 1, (n, 2)); T = np.tile([0, 1], n // 2)
+    parts = _parts(DPTLearner, n, RS); j = int([i for i in parts["outcome1"] if T[i] == 1][0])
+    Y0 = np.zeros(n); Y1 = Y0.copy(); Y1[j] = 1.0                # neighbours: record j's outcome only
+    seen = []
+    for Y in (Y1, Y0):
+        leaked = []
+        for _ in range(5):                                      # the race is won by the adversary on almost every run
+            _EventModel._barrier = threading.Barrier(2)
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                with parallel_config(backend="threading"):
+                    DPTLearner(outcome_bounds=(-1, 1), x_bounds=(-1, 1), random_state=RS, n_jobs=2,
+                               accountant=PrivacyAccountant(), outcome_model=declare_private(_EventModel(), 1.0, 1e-5)).fit(Y, T, X=X)
+            leaked.append(sorted(str(w.message) for w in rec if "data-dependent" in str(w.message)))
+        seen.append(leaked)
+    assert seen[0] == seen[1], seen                             # fails: the warning is seen on the first neighbour only
