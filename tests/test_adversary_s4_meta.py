@@ -62,8 +62,6 @@ def _parts(L, n, rs):
 # any exception → a public fallback predicting the centre of the bounds); or (c) refuse non-library models in weighted
 # modules from the template type alone, as is done for DP-EBM.
 
-@pytest.mark.xfail(strict=True, reason="finding 1: all-zero indicator weights make a declared third-party weighted "
-                                       "module raise on one neighbour only (T/X-learners)")
 @pytest.mark.parametrize("L", [DPTLearner, DPXLearner])
 def test_weighted_module_without_its_arm_fails_on_one_neighbour_only(L):
     n, RS = 20, 7
@@ -189,8 +187,6 @@ class _EventModel:
     def predict(self, X): return np.zeros(len(X))
 
 
-@pytest.mark.xfail(strict=True, reason="finding 2: warnings.catch_warnings in _fit_base is not thread-safe; a module's "
-                                       "data-dependent warning escapes under a thread backend on one neighbour only")
 def test_module_warning_escapes_under_thread_backend():
     import threading
     from joblib import parallel_config
