@@ -13,7 +13,8 @@ lic = licenses[cfg['license'].lower()]
 def _reqs(key): return shlex.split(cfg.get(key, ''))
 
 extras = {'dev': _reqs('dev_requirements'), 'data': _reqs('data_requirements'), 'ebm': _reqs('ebm_requirements'),
-          'class': _reqs('class_requirements'), 'docs': _reqs('docs_requirements')}
+          'class': _reqs('class_requirements'), 'docs': _reqs('docs_requirements'),
+          'distributed': _reqs('distributed_requirements')}
 extras['all'] = sorted(set(extras['data'] + extras['ebm']))
 
 setuptools.setup(

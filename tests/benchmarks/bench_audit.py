@@ -3,7 +3,7 @@
 
 Usage: python tests/benchmarks/bench_audit.py
 Each row: median over 3 seeds of AuditResult.seconds (mechanism calls + threshold search + evaluation), audit at
-delta = 1e-5. The measured table is pasted in nbs/03_audit.ipynb (Runtime)."""
+delta = 1e-5. nbs/03_audit.ipynb (Runtime) runs these cases and stores the output."""
 import numpy as np
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.mechanisms import gaussian_mechanism
