@@ -332,11 +332,11 @@ class Covariates:
     schema: Schema | None
     private_ok: bool
 
-# %% ../nbs/00a_schema.ipynb #6a9d6b15
-def _unschematised(X, name):
-    "(float array, input names or None) of covariates without a schema: the numpy contract (numeric, finite)."
+# %% ../nbs/00a_schema.ipynb #de17b5aa
+def _unschematised(X, name, finite=True):
+    "(float array, input names or None) of covariates without a schema: the numpy contract (numeric; finite unless told)."
     cols = _named_columns(X, name)
-    if cols is None: return check_array(X, name, ndim=2), None
+    if cols is None: return check_array(X, name, ndim=2, finite=finite), None
     for c, a in cols.items():
         if a.dtype == object:     # a list of numbers is numeric, whatever their types (int of any size, Decimal, float)
             try: a = cols[c] = np.asarray(a.tolist(), dtype=float)
@@ -344,9 +344,16 @@ def _unschematised(X, name):
         if a.dtype.kind not in "biuf":
             raise TypeError(f"{name}: column {c!r} is not numeric: declare it in a schema (x_bounds={{{c!r}: "
                             "{'categories': [...]}}) or encode it with a public rule")
-    return check_array(np.column_stack(list(cols.values())), name, ndim=2), [str(c) for c in cols]
+    return check_array(np.column_stack(list(cols.values())), name, ndim=2, finite=finite), [str(c) for c in cols]
 
-# %% ../nbs/00a_schema.ipynb #9652f7b9
+def _inf_out_of_bounds(arr, xb):
+    "±inf → the finite out-of-bounds value hi + (hi − lo) / lo − (hi − lo): the bounds rule (raise or clip) then applies."
+    if np.isnan(arr).any(): raise ValueError("X contains NaN values; drop or impute them with a public rule (or declare a "
+                                             "schema with a fill value) before a private analysis")
+    lo, hi = (np.broadcast_to(np.asarray(b, float), arr.shape[1:]) for b in xb); w = hi - lo
+    return np.where(arr == np.inf, hi + w, np.where(arr == -np.inf, lo - w, arr))
+
+# %% ../nbs/00a_schema.ipynb #e2e56791
 def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
     """Encode covariates `X` with their public declaration `x_bounds` (Schema, dict, (lower, upper) or None).
 
@@ -377,8 +384,9 @@ def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
         eb = schema.encoded_bounds()
         return Covariates(schema.transform(X, name=name), (eb[:, 0].copy(), eb[:, 1].copy()), schema.feature_names_out(),
                           list(schema.columns), schema, not schema.inferred)
-    arr, names_in = _unschematised(X, name)
+    arr, names_in = _unschematised(X, name, finite=x_bounds is None)
     xb = None if x_bounds is None else check_bounds(x_bounds, "x_bounds", n_features=arr.shape[1])
+    if xb is not None: arr = _inf_out_of_bounds(arr, xb)   # declared bounds: an overflowing entry is just out of bounds
     return Covariates(arr, xb, names_in or [f"x{j}" for j in range(arr.shape[1])], names_in, None, True)
 
 # %% ../nbs/00a_schema.ipynb #7f2bfc27

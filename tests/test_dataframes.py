@@ -1,6 +1,6 @@
 """Issue 19, part 2: data frames in, names out, for the estimators wired through `schema.fit_covariates` /
-`schema.query_covariates`: BalancingWeights (weights), DP2ERMClassifier and CompositionBaselineClassifier (two_stage),
-PrivateITR (itr).
+`schema.query_covariates`: DPATE, DPCATE, the meta-learners (DPTLearner here), BalancingWeights (weights),
+DP2ERMClassifier and CompositionBaselineClassifier (two_stage), PrivateITR (itr).
 
 For each: a numpy fit, a numeric DataFrame fit and a DataFrame + Schema fit with a categorical column release exactly the
 numbers of the numpy (hand-encoded) twin; replace-one neighbours with an unusual record (unseen category, missing cell,
@@ -73,7 +73,31 @@ def _itr(X, xb, d):
     return rule.learner.coef_, rule
 
 
-FITS = {"DP2ERM ipw_estimated": _dp2erm("ipw_estimated"), "DP2ERM entropy": _dp2erm("entropy"),
+def _dpate(X, xb, d):
+    from dp_causal_nb.ate import DPATE
+    _, T, _, out, _ = d
+    m = DPATE("aipw", design="split", epsilon=2.0, delta=1e-6, outcome_bounds=(0, 3), x_bounds=xb,
+              accountant=PrivacyAccountant(), random_state=3).fit(out, T, X=X)
+    return np.r_[m.ate_raw_, m.stderr_noisy_], m
+
+
+def _dpcate(X, xb, d):
+    from dp_causal_nb.cate import DPCATE
+    _, T, _, out, _ = d
+    m = DPCATE(final="ridge", epsilon=2.0, delta=1e-5, x_bounds=xb, outcome_bounds=(0, 3),
+               accountant=PrivacyAccountant(), random_state=3).fit(out, T, X=X)
+    return np.r_[m.theta_private_, m.effect(X)], m
+
+
+def _meta(X, xb, d):
+    from dp_causal_nb.meta import DPTLearner
+    _, T, _, out, _ = d
+    m = DPTLearner(outcome_bounds=(0, 3), x_bounds=xb, epsilon=2.0, accountant=PrivacyAccountant(), random_state=3)
+    return m.fit(out, T, X=X).effect(X), m
+
+
+FITS = {"DPATE split": _dpate, "DPCATE ridge": _dpcate, "DPTLearner": _meta,
+        "DP2ERM ipw_estimated": _dp2erm("ipw_estimated"), "DP2ERM entropy": _dp2erm("entropy"),
         "DP2ERM mmd": _dp2erm("mmd"), "composition": _composition, "weights ipw_known": _weights("ipw_known"),
         "weights ipw_estimated": _weights("ipw_estimated"), "weights entropy": _weights("entropy"),
         "weights mmd": _weights("mmd"), "PrivateITR (DP-2ERM)": _itr}
@@ -151,7 +175,8 @@ def _observe(f, X, d):
     return err, sorted({r.category.__name__ for r in rec}), names, None if out is None else np.shape(out), ledger
 
 
-@pytest.mark.parametrize("what", ["DP2ERM entropy", "composition", "weights mmd", "PrivateITR (DP-2ERM)"])
+@pytest.mark.parametrize("what", ["DPATE split", "DPCATE ridge", "DPTLearner", "DP2ERM entropy", "composition",
+                                  "weights mmd", "PrivateITR (DP-2ERM)"])
 @pytest.mark.parametrize("nb", list(NEIGHBOURS))
 def test_neighbour_records_behave_like_any_record(what, nb):
     "Replace one record by an unusual one: same exception (none), warnings, published attribute names and ledger."

@@ -109,11 +109,8 @@ def record(path, mode, secs):
 # Notebooks whose hand-typed tables other helpers still have to turn into cell outputs (issue 13), with how many such
 # tables each may still hold (a NEW table in these notebooks is still reported). Shrink this as they are fixed.
 HAND_TABLES_ALLOWED = {
-    "nbs/03_audit.ipynb": 2,        # cells 2f6ec22d, e6fdda9b: the nb03/nb11 helper (brief h_dask17, item 5)
-    "nbs/11_dp_ate.ipynb": 2,       # cells 78c57304, e1ec0696: the nb03/nb11 helper (brief h_dask17, item 5)
     "nbs/04_dp_erm.ipynb": 2,       # cells 6c91769f, 8a8392fd: the CATE helper (brief h_cate11, item 6)
     "nbs/08_dp_cate.ipynb": 2,      # cells e892c292, 0e05f0e8: the CATE helper (brief h_cate11, item 6)
-    "nbs/10_functional.ipynb": 5,   # cells 925e42d1, dccb2a73, 20588d63 (two), bf43aab3: the CATE helper (h_cate11)
 }
 _N = r"[~≈<>≤≥±+−-]?\s*\d[\d ,.]*(?:[eE][+−-]?\d+)?(?:\s*[·x×]\s*10\^?[⁰¹²³⁴⁵⁶⁷⁸⁹⁻\d-]*)?\s*(?:%|×|x|s|ms|MB|MiB)?"
 _NUMBER = re.compile(rf"^{_N}(?:\s*±\s*{_N})?(?:\s*\([^)]*\))?$")       # 0.93, 2.3e-05, **14.2**, 1.5 ± 0.04, 90.9%
