@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 from sklearn.base import BaseEstimator
-from .core import check_array, check_binary_treatment, check_consistent_length, atomic_fit
+from .core import check_binary_treatment, check_consistent_length, atomic_fit
 from .schema import fit_covariates, query_covariates, as_1d, _PUBLISHED
 from .accounting import PrivacyAccountant
 from .erm import DPLogisticRegression
