@@ -61,7 +61,13 @@ def select_noise_scale(scales:dict, noise:str="proof") -> float:
                       "drops a square root; see dp_causal_nb.rkhs)", PrivacyLeakWarning, stacklevel=3)
     return scales["paper"]
 
-# %% ../nbs/10_functional.ipynb #69626fc0
+# %% ../nbs/10_functional.ipynb #b7180355
+def _encode_queries(schema, X):
+    "Query points as the encoded array: a data frame / dict goes through the fit's public schema (notebook 00a)."
+    if schema is not None and not isinstance(X, np.ndarray) and (hasattr(X, "columns") or isinstance(X, dict)):
+        return schema.transform(X, name="X")
+    return X
+
 class PrivateCATEFunction:
     """Private CATE function ĝ_D + r·U on ONE Gaussian-process sample path, held by the data curator.
 
@@ -181,7 +187,7 @@ class PrivateCATEFunction:
 
     def __call__(self, X) -> np.ndarray:
         "Private CATE at the rows of X (one batch is drawn jointly; repeated points get identical answers)."
-        X = check_array(X, "X", ndim=2)
+        X = check_array(_encode_queries(getattr(self, "schema", None), X), "X", ndim=2)
         if X.shape[1] != self._fit.q: raise ValueError(f"X must have {self._fit.q} columns, got {X.shape[1]}")
         check_in_bounds(X, self.x_bounds, "X", action="raise")      # queries are public: raising is no leak
         keys = self._keys(X)
@@ -349,7 +355,7 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     rng = noise_generator(random_state)                                    # a Generator is advanced only now
     return _kernel_release(X, phi, weights, xb, plan, rng, warn_training_queries=warn_training_queries, **options)
 
-# %% ../nbs/10_functional.ipynb #a399e5db
+# %% ../nbs/10_functional.ipynb #3d9c24df
 def _stage_release(est) -> StageRelease:
     "The `StageRelease` of a fitted estimator (`second_stage_release()`), or the one given."
     rel = est.second_stage_release() if hasattr(est, "second_stage_release") else est
@@ -416,10 +422,12 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
         raise RuntimeError("the second stage was certified to another tolerance than the release plans; refit")
     rel.claim("functional")                     # the owner's budget; raises BudgetError before any noise is drawn
     rng = _release_rng(rel, random_state)
-    return PrivateCATEFunction(fit, plan["r"], x_bounds=check_bounds(rel.x_bounds, "x_bounds", fit.q), random_state=rng,
-                               info=dict(plan["info"]), warn_training_queries=rel.warn_training_queries, **options)
+    f = PrivateCATEFunction(fit, plan["r"], x_bounds=check_bounds(rel.x_bounds, "x_bounds", fit.q), random_state=rng,
+                            info=dict(plan["info"]), warn_training_queries=rel.warn_training_queries, **options)
+    f.schema = getattr(est, "schema_", None)     # public: data frames of query points are encoded as at the fit
+    return f
 
-# %% ../nbs/10_functional.ipynb #caebb4e2
+# %% ../nbs/10_functional.ipynb #0d08f3c9
 @dataclass
 class SharedCATEFunction:
     """PUBLISHABLE private CATE function x ↦ ψ(x)ᵀθ̃ (random Fourier features). Holds no training record.
@@ -444,16 +452,18 @@ class SharedCATEFunction:
     coef: np.ndarray       # √κ θ̃ (private parameter, already noised), so g̃(x) = ψ₁(x)ᵀ coef with ||ψ₁|| = 1
     x_bounds: tuple
     info: dict = field(default_factory=dict)
+    schema: object = None  # the fit's public Schema (data frames of query points are encoded with it), or None
     def __call__(self, X) -> np.ndarray:
-        X = check_array(X, "X", ndim=2)
+        X = check_array(_encode_queries(self.schema, X), "X", ndim=2)
         check_in_bounds(X, self.x_bounds, "X", action="raise")
         return fourier_features(X, self.omega) @ self.coef
     effect = __call__
     def save(self, path) -> str:
         "Write the release as `.npz` (numeric arrays) + JSON metadata (`dp_causal_nb.release_format`); returns the path."
         lo, hi = (np.asarray(b, float) for b in self.x_bounds)
+        info = self.info if self.schema is None else {**self.info, "schema": self.schema.to_dict()}
         return save_release(path, "SharedCATEFunction", {"omega": self.omega, "coef": self.coef, "x_lo": lo, "x_hi": hi},
-                            self.info)
+                            info)
     @classmethod
     def load(cls, path) -> "SharedCATEFunction":
         "Read a file written by `save`; validates shapes and types and never unpickles."
@@ -465,7 +475,11 @@ class SharedCATEFunction:
                                      f"{a['coef'].shape}, bounds {a['x_lo'].shape})")
         if not (np.all(np.isfinite(a["coef"])) and np.all(a["x_lo"] < a["x_hi"])):
             raise ReleaseFormatError(f"{path}: non-finite coefficients or invalid bounds")
-        return cls(omega=a["omega"], coef=a["coef"], x_bounds=(a["x_lo"], a["x_hi"]), info=info)
+        schema = None
+        if "schema" in info:                       # public metadata written by `save` (or the CLI)
+            from dp_causal_nb.schema import Schema
+            schema = Schema.from_dict(info["schema"])
+        return cls(omega=a["omega"], coef=a["coef"], x_bounds=(a["x_lo"], a["x_hi"]), info=info, schema=schema)
 
 def _shareable_plan(n:int, q:int, *, n_features, feature_seed, **kw) -> dict:
     "Public part of the RFF release: frequencies, Δ with the solver inflation, σ_AG, μ and the published info."
@@ -565,4 +579,6 @@ def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0, 
     rel.claim("functional-shareable")
     rng = _release_rng(rel, random_state)
     # a different model (θ on public random features), so it is fitted here on the records: not a refit of the stage
-    return _shareable_release(X, phi, rho, check_bounds(rel.x_bounds, "x_bounds", q), plan, rng)
+    g = _shareable_release(X, phi, rho, check_bounds(rel.x_bounds, "x_bounds", q), plan, rng)
+    g.schema = getattr(est, "schema_", None)     # public: data frames of query points are encoded as at the fit
+    return g
