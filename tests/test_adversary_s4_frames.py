@@ -196,3 +196,35 @@ def test_dpcate_auto_structure_same_on_extreme_neighbours(n):
     for y, t, x in [(3.0, 1, (1.0, 1.0)), (0.0, 0, (-1.0, -1.0)), (1e300, 1, (5.0, -5.0))]:
         Y2, T2, X2 = Y.copy(), T.copy(), X.copy(); Y2[0], T2[0], X2[0] = y, t, x
         assert _dpcate_fingerprint(Y2, T2, X2) == base
+
+
+# --- Finding 4: DPATE's fold design takes X without x_bounds; ±inf raises, 1e300 fits ---------------------------------
+@pytest.mark.xfail(strict=True, reason="finding 4: DPATE(design='fold') accepts covariates without x_bounds (its "
+                   "sensitivity does not involve X); a record with x = 1e300 fits but x = ±inf raises 'X contains NaN "
+                   "or infinite values' (check_array finite=True when x_bounds is None)")
+def test_dpate_fold_infinite_covariate_without_bounds():
+    from dp_causal_nb.ate import DPATE
+    X, T, Y, _, _ = _data()
+    def fit(v):
+        X2 = X.copy(); X2[5, 0] = v
+        return _exc(lambda: DPATE("aipw", design="fold", epsilon=2.0, delta=1e-6, outcome_bounds=(0, 3),
+                                  accountant=PrivacyAccountant(), random_state=0).fit(Y, T, X=X2))
+    assert fit(1e300) is None
+    assert fit(np.inf) is None
+
+
+# --- Finding 5: a missing covariate cell raises on the plain (schema-less) path even where the estimator clips -------
+@pytest.mark.xfail(strict=True, reason="finding 5 (contract-level): with declared numeric x_bounds and a fail-closed "
+                   "clip (meta-learners always; DPCATE out_of_bounds='clip'), one record with a NaN / None / pd.NA "
+                   "covariate raises (ValueError 'contains NaN', or TypeError 'not numeric' for pd.NA) while its "
+                   "neighbour fits; the Schema path maps the same cell to the public fill")
+@pytest.mark.parametrize("v", [np.nan, None, pd.NA])
+def test_missing_covariate_without_schema(v):
+    from dp_causal_nb.meta import DPTLearner
+    X, T, Y, _, _ = _data()
+    def fit(cell):
+        d = pd.DataFrame({"x0": X[:, 0].astype(object), "x1": X[:, 1]}); d.loc[5, "x0"] = cell
+        return _exc(lambda: DPTLearner(outcome_bounds=(0, 3), x_bounds=(-1, 1), epsilon=2.0,
+                                       accountant=PrivacyAccountant(), random_state=0).fit(Y, T, X=d))
+    assert fit(1e300) is None
+    assert fit(v) is None
