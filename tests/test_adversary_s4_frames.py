@@ -228,3 +228,67 @@ def test_missing_covariate_without_schema(v):
                                        accountant=PrivacyAccountant(), random_state=0).fit(Y, T, X=d))
     assert fit(1e300) is None
     assert fit(v) is None
+
+
+# --- Finding 6: a long-double covariate beyond float64 range: a data-dependent RuntimeWarning (or exception) ----------
+def _fit_x(what, X, xb):
+    from dp_causal_nb.cate import DPCATE
+    from dp_causal_nb.ate import DPATE
+    from dp_causal_nb.meta import DPTLearner
+    from dp_causal_nb.two_stage import DP2ERMClassifier
+    _, T, Y, yl, _ = _data(); acc = PrivacyAccountant()
+    if what == "DPCATE": return DPCATE(epsilon=2.0, delta=1e-5, x_bounds=xb, outcome_bounds=(0, 3), out_of_bounds="clip",
+                                       accountant=acc, random_state=0).fit(Y, T, X=X)
+    if what == "DPATE": return DPATE("aipw", design="split", epsilon=2.0, delta=1e-6, outcome_bounds=(0, 3), x_bounds=xb,
+                                     accountant=acc, random_state=0).fit(Y, T, X=X)
+    if what == "DPTLearner": return DPTLearner(outcome_bounds=(0, 3), x_bounds=xb, epsilon=2.0, accountant=acc,
+                                               random_state=0).fit(Y, T, X=X)
+    return DP2ERMClassifier("entropy", epsilon=1.0, x_bounds=xb, lam=1e-2, accountant=acc, random_state=0).fit(X, yl, T=T)
+
+
+def _warned(what, v, xb, seterr=False):
+    X = _data()[0].astype(np.longdouble); X[5, 0] = v
+    old = np.seterr(all="raise") if seterr else None
+    try:
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            try: _fit_x(what, X, xb); exc = None
+            except Exception as e: exc = type(e).__name__
+    finally:
+        if old is not None: np.seterr(**old)
+    return exc, sorted({(w.category.__name__, str(w.message)) for w in rec})
+
+
+with np.errstate(all="ignore"), warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    LD_BIG = np.longdouble("1e4000")
+LD_BIG = LD_BIG if np.isfinite(LD_BIG) else None
+needs_ld = pytest.mark.skipif(LD_BIG is None, reason="this platform's long double is float64")
+
+
+@needs_ld
+@pytest.mark.xfail(strict=True, reason="finding 6: a float128 (long double) covariate beyond float64 range makes the cast "
+                   "to float emit RuntimeWarning 'overflow encountered in cast' from fit (DPATE, the meta-learners, "
+                   "DP2ERMClassifier: fit_covariates/check_array run outside quiet_data_warnings); the neighbour "
+                   "with 1e300 emits nothing")
+@pytest.mark.parametrize("what", ["DPATE", "DPTLearner", "DP2ERM"])
+@pytest.mark.parametrize("xb", ["bounds", "schema"])
+def test_long_double_overflow_warning(what, xb):
+    xb = (-1, 1) if xb == "bounds" else Schema({"x0": (-1, 1), "x1": (-1, 1)})
+    assert _warned(what, np.longdouble(1e300), xb) == _warned(what, LD_BIG, xb)
+
+
+@needs_ld
+@pytest.mark.xfail(strict=True, reason="finding 6 under np.seterr(all='raise'): the same cast raises FloatingPointError "
+                   "on one neighbour only")
+@pytest.mark.parametrize("what", ["DPATE", "DPTLearner", "DP2ERM"])
+def test_long_double_overflow_seterr_raise(what):
+    assert _warned(what, np.longdouble(1e300), (-1, 1), True)[0] == _warned(what, LD_BIG, (-1, 1), True)[0]
+
+
+@needs_ld
+def test_long_double_overflow_dpcate_held():
+    "DPCATE encodes inside quiet_data_warnings (np.errstate ignore): no warning, no exception on either neighbour."
+    for xb in [(-1, 1), Schema({"x0": (-1, 1), "x1": (-1, 1)})]:
+        assert _warned("DPCATE", np.longdouble(1e300), xb) == _warned("DPCATE", LD_BIG, xb) == (None, [])
+        assert _warned("DPCATE", LD_BIG, xb, True) == (None, [])
