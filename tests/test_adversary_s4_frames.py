@@ -292,3 +292,21 @@ def test_long_double_overflow_dpcate_held():
     for xb in [(-1, 1), Schema({"x0": (-1, 1), "x1": (-1, 1)})]:
         assert _warned("DPCATE", np.longdouble(1e300), xb) == _warned("DPCATE", LD_BIG, xb) == (None, [])
         assert _warned("DPCATE", LD_BIG, xb, True) == (None, [])
+
+
+@pytest.mark.parametrize("col,v", [("site", None), ("site", "east"), ("x0", "n/a"), ("x0", "1e400"), ("x1", pd.NA),
+                                   ("x0", 10 ** 400), ("site", 1.5)])
+def test_dpcate_auto_schema_frame_odd_cell_held(col, v):
+    "final='auto' on a data frame + Schema: an odd cell in one record changes no attribute name, rule, info or warning."
+    from dp_causal_nb.cate import DPCATE
+    _, T, Y, _, df = _data()
+    def fp(d):
+        m = DPCATE(epsilon=1.0, delta=1e-5, x_bounds=SCHEMA, outcome_bounds=(0, 3), out_of_bounds="clip",
+                   accountant=PrivacyAccountant(), random_state=0)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always"); m.fit(Y, T, X=d); s = m.summary(df.iloc[:9])
+        return (sorted(k for k in vars(m) if k.endswith("_")), m.rule_, m.feature_names_out_.tolist(),
+                m.feature_names_in_.tolist(), m.n_features_in_, m.schema_ == SCHEMA, repr(m.release_info_),
+                [w.category.__name__ for w in rec], s.label, bool(s.note))
+    nb = df.copy(); nb[col] = nb[col].astype(object); nb.at[3, col] = v
+    assert fp(df) == fp(nb)
