@@ -310,3 +310,20 @@ def test_dpcate_auto_schema_frame_odd_cell_held(col, v):
                 [w.category.__name__ for w in rec], s.label, bool(s.note))
     nb = df.copy(); nb[col] = nb[col].astype(object); nb.at[3, col] = v
     assert fp(df) == fp(nb)
+
+
+@pytest.mark.parametrize("n,kappa,split", [(200, 0.45, None), (200, 0.02, 0.9), (20000, 0.45, 0.3)])
+def test_dpcate_auto_constant_moves_within_its_sensitivity(n, kappa, split):
+    "Extreme second-stage neighbours (same seed, same nuisances): the un-noised ĉ moves by at most 2M/n₂ (M = R/κ)."
+    from dp_causal_nb.cate import DPCATE
+    X, T, Y, _, _ = _data(n=n)
+    def fit(Y, T):
+        m = DPCATE(epsilon=1.0, delta=1e-5, x_bounds=(-1, 1), outcome_bounds=(0, 3), propensity_clip=kappa, split=split,
+                   out_of_bounds="clip", accountant=PrivacyAccountant(), random_state=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore"); return m.fit(Y, T, X=X)
+    m0 = fit(Y, T); i = int(m0.split_[1][0]); bound = 2 * m0.constant_bound_ / m0.n_stage2_
+    assert np.isclose(m0.release_info_["sensitivity_constant"], bound) and np.isclose(m0.constant_bound_, 3 / kappa)
+    for y1, t1, y2, t2 in [(3, 1, 0, 1), (3, 0, 0, 0), (3, 1, 0, 0)]:
+        Ya, Ta, Yb, Tb = Y.copy(), T.copy(), Y.copy(), T.copy(); Ya[i], Ta[i], Yb[i], Tb[i] = y1, t1, y2, t2
+        assert abs(fit(Ya, Ta).stage_.theta_[0] - fit(Yb, Tb).stage_.theta_[0]) <= bound * (1 + 1e-9)
