@@ -167,7 +167,7 @@ def ate_scores(estimator:str, T, Yc, nuis:dict) -> np.ndarray:
     m0, m1 = nuis["m0"], nuis["m1"]
     return m1 - m0 + T * nuis["w1"] * (Yc - m1) - (1 - T) * nuis["w0"] * (Yc - m0)
 
-# %% ../nbs/11_dp_ate.ipynb #d600e286
+# %% ../nbs/11_dp_ate.ipynb #abac610f
 def _check_model(model, kind):
     need = ("fit", "predict_proba") if kind == "propensity_model" else ("fit", "predict")
     if not all(hasattr(model, a) for a in need):
@@ -176,7 +176,7 @@ def _check_model(model, kind):
 
 def _prepare(Y, T, X, outcome_bounds, clip_outcomes):
     "Validate once, on the raw data against the declared bounds; centre: Yc in [-B, B] exactly (see below)."
-    y = check_array(Y, "Y", ndim=1)
+    y = check_array(Y, "Y", ndim=1, finite="no_nan")   # ±inf: out of the declared bounds (refused, or clipped)
     t = check_binary_treatment(T, "T")
     x = np.zeros((len(y), 1)) if X is None else check_array(X, "X", ndim=2)
     n = check_consistent_length(Y=y, T=t, X=x)

@@ -304,7 +304,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #02a5904d
+# %% ../nbs/08_dp_cate.ipynb #b70730b8
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -520,7 +520,7 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
         if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPCATE "
                                                 "release with it would not be DP; declare the schema from public facts")
-        X = cov.X; Y = check_array(Y, "Y", ndim=1); A = check_binary_treatment(T, "T")
+        X = cov.X; Y = check_array(Y, "Y", ndim=1, finite="no_nan"); A = check_binary_treatment(T, "T")   # ±inf: out of bounds
         n_total = check_consistent_length(Y=Y, T=A, X=X)
         eps, dlt, xb, yb, k, lam = self._check_params(X.shape[1], cov.x_bounds)
         if n_total < 8: raise ValueError(f"need at least 8 records, got {n_total}")

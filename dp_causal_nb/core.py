@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #bd1d9d96
 from __future__ import annotations
-import os, numbers, warnings, contextlib, contextvars, threading
+import math, os, numbers, warnings, contextlib, contextvars, threading
 import numpy as np
 
 # %% auto #0
@@ -109,17 +109,31 @@ def noise_generator(random_state) -> np.random.Generator:
     "A release's noise Generator. None/Generator: fresh OS entropy mixed in; int/SeedSequence: a reproducible seed (copies repeat it)."
     return spawn_generators(random_state, 1)[0]
 
-# %% ../nbs/00_core.ipynb #4a2e5a05
-def check_array(a, name:str, *, ndim:int|None=None, finite:bool=True, dtype=float) -> np.ndarray:
-    "Convert `a` to a numpy array of `dtype`; check its dimension and that every entry is finite. Errors name no value."
-    try: arr = np.asarray(a, dtype=dtype)
+# %% ../nbs/00_core.ipynb #276aef03
+def _float_or_inf(v) -> float:
+    "float(v), or ±inf for a number too large for a float (never an exception that depends on one cell's size)."
+    try: return float(v)
+    except OverflowError: return math.inf if v > 0 else -math.inf
+
+def check_array(a, name:str, *, ndim:int|None=None, finite:bool|str=True, dtype=float) -> np.ndarray:
+    """Convert `a` to a numpy array of `dtype`; check its dimension and that every entry is finite (`finite=True`), or
+    only that none is NaN (`finite="no_nan"`: ±inf is then an out-of-bounds value for a bounds check to refuse or clip,
+    exactly like 1e300). Errors name no value; the cast raises no floating-point event (e.g. a long double overflowing)."""
+    try:
+        with np.errstate(all="ignore"):
+            try: arr = np.asarray(a, dtype=dtype)
+            except OverflowError:    # an int too large for a float (object cells): ±inf, decided cell by cell
+                arr = np.vectorize(_float_or_inf, otypes=[dtype])(np.asarray(a, dtype=object))
     except (TypeError, ValueError, OverflowError):   # numpy's own message quotes the offending (private) value
         raise TypeError(f"{name} must be numeric array-like (some entry could not be converted to a number)") from None
     if ndim == 2 and arr.ndim == 1: arr = arr.reshape(-1, 1)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.size == 0: raise ValueError(f"{name} must not be empty")
-    if finite and not np.all(np.isfinite(arr)):
+    if finite == "no_nan":
+        if np.isnan(arr).any(): raise ValueError(f"{name} contains NaN values; drop or impute them with a public rule "
+                                                 "before a private analysis")
+    elif finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values; drop or impute them with a public rule before "
                          "a private analysis")
     return arr

@@ -231,13 +231,13 @@ class _DPMetaLearner(BaseEstimator):
         r = check_split(self._default_split if self.split is None else self.split, self._parts)
         return (float(ylo[0]), float(yhi[0])), xb, eps, dlt, k, split_sizes(n, r)
 
-# %% ../nbs/17_meta_learners.ipynb #22d00a76
+# %% ../nbs/17_meta_learners.ipynb #23016f99
 def _meta_fit(self, Y, T, X):
     if self.x_bounds is None: raise ValueError("x_bounds must be declared as public (lower, upper) bounds")
     cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
     if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): the release "
                                             "would not be DP; declare the schema from public facts")
-    Y, T, X = check_array(Y, "Y", ndim=1), check_binary_treatment(T, "T"), cov.X
+    Y, T, X = check_array(Y, "Y", ndim=1, finite="no_nan"), check_binary_treatment(T, "T"), cov.X   # ±inf: clipped
     n = check_consistent_length(Y=Y, T=T, X=X)
     yb, xb, eps, dlt, k, sizes = self._public(n, X.shape[1], cov.x_bounds)
     names = self._parts

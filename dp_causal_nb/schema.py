@@ -14,7 +14,7 @@ from .core import PrivacyLeakWarning, check_array, check_bounds
 __all__ = ['NumericColumn', 'CategoricalColumn', 'Schema', 'infer_schema', 'Covariates', 'resolve_covariates', 'as_1d',
            'check_n_features', 'fit_covariates', 'query_covariates']
 
-# %% ../nbs/00a_schema.ipynb #89b4c038
+# %% ../nbs/00a_schema.ipynb #099d1c6f
 class _Sentinel:
     def __init__(self, name): self.name = name
     def __repr__(self): return self.name
@@ -24,6 +24,8 @@ _MISSING, _UNKNOWN = _Sentinel("MISSING"), _Sentinel("UNKNOWN")   # a missing ce
 def _cell_key(v):
     "Canonical key of one cell: a float (numbers, booleans, numeric strings), a stripped string, _MISSING or _UNKNOWN."
     if v is None: return _MISSING
+    if isinstance(v, (complex, np.complexfloating)):   # one complex cell must not change how the others are read
+        return _cell_key(float(v.real)) if v.imag == 0 else _UNKNOWN
     if isinstance(v, (bool, np.bool_, numbers.Real, decimal.Decimal)):
         try: f = float(v)
         except OverflowError: f = np.inf if v > 0 else -np.inf         # a huge int: out of bounds, not an error
@@ -105,10 +107,11 @@ def _column_spec(name, spec):
     raise ValueError(f"schema column {name!r}: declare numeric bounds (lower, upper) / {{'bounds': [lower, upper]}} "
                      "or a vocabulary {'categories': [...]}")
 
-# %% ../nbs/00a_schema.ipynb #0f8cabb3
+# %% ../nbs/00a_schema.ipynb #fe9796a2
 def _encode_numeric(col, c):
     a = np.asarray(col)
-    if a.dtype.kind in "biuf": v = a.astype(float)
+    if a.dtype.kind in "biuf":
+        with np.errstate(all="ignore"): v = a.astype(float)        # a long double overflowing: ±inf, no event
     else: v = np.array([k if isinstance(k, float) else np.nan for k in map(_cell_key, a.ravel())], float)
     w = c.hi - c.lo     # ±inf (an overflowing cell) becomes a finite out-of-bounds value: refused or clipped like 1e300
     v = np.where(v == np.inf, c.hi + w, np.where(v == -np.inf, c.lo - w, v))
@@ -332,15 +335,19 @@ class Covariates:
     schema: Schema | None
     private_ok: bool
 
-# %% ../nbs/00a_schema.ipynb #de17b5aa
+# %% ../nbs/00a_schema.ipynb #636faf0f
 def _unschematised(X, name, finite=True):
     "(float array, input names or None) of covariates without a schema: the numpy contract (numeric; finite unless told)."
     cols = _named_columns(X, name)
     if cols is None: return check_array(X, name, ndim=2, finite=finite), None
     for c, a in cols.items():
         if a.dtype == object:     # a list of numbers is numeric, whatever their types (int of any size, Decimal, float)
-            try: a = cols[c] = np.asarray(a.tolist(), dtype=float)
-            except (ValueError, TypeError, OverflowError): pass
+            vals = a.tolist()
+            try: a = cols[c] = np.asarray(vals, dtype=float)
+            except OverflowError:    # an int too large for a float: ±inf (out of the declared bounds), as in a schema
+                if all(isinstance(v, numbers.Real) for v in vals):
+                    a = cols[c] = np.array([_cell_key(v) for v in vals], dtype=float)
+            except (ValueError, TypeError): pass
         if a.dtype.kind not in "biuf":
             raise TypeError(f"{name}: column {c!r} is not numeric: declare it in a schema (x_bounds={{{c!r}: "
                             "{'categories': [...]}}) or encode it with a public rule")

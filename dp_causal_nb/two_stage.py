@@ -94,7 +94,7 @@ class DP2ERMClassifier(ClassifierMixin, BaseEstimator):
         "Compute the weights, charge the accountant, draw the noise once and release `coef_`."
         with atomic_fit(self): return self._fit(X, y, T, outcome, propensity)
 
-# %% ../nbs/15_dp_2erm.ipynb #87cdd0e6
+# %% ../nbs/15_dp_2erm.ipynb #f2ce40f6
 def _dp2erm_fit(self, X, y, T, outcome, propensity):
     eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True); lam = check_scalar(self.lam, "lam", low=0)
     if lam < LAM_FLOOR: raise ValueError(f"lam must be at least {LAM_FLOOR:g} (erm's floor; the features have norm ≤ 1 and the "
@@ -125,7 +125,7 @@ def _dp2erm_fit(self, X, y, T, outcome, propensity):
             ob = infer_bounds(check_array(outcome, "outcome", ndim=1), "outcome"); inferred.append("outcome_bounds")
         lo, hi = (float(v) for v in ob)
         if not lo < hi: raise ValueError("outcome_bounds must satisfy lower < upper")
-        o = check_array(outcome, "outcome", ndim=1); check_consistent_length(y=y, outcome=o)
+        o = check_array(outcome, "outcome", ndim=1, finite="no_nan"); check_consistent_length(y=y, outcome=o)   # ±inf: clipped
         w, cert = w * (np.clip(o, lo, hi) - lo), _effective_certificate(cert, hi - lo)
     w = np.minimum(w, cert.weight_bound)   # a fixed per-record map: w ≤ W holds exactly, also after floating-point rounding
     if not np.isfinite(cert.others): inferred.append("weights")
@@ -167,7 +167,7 @@ DP2ERMClassifier.summary = _summary
 DP2ERMClassifier.predict_proba = lambda self, X: (lambda p: np.column_stack([1 - p, p]))(special.expit(self.decision_function(X)))
 DP2ERMClassifier.predict = lambda self, X: (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/15_dp_2erm.ipynb #bd8013fc
+# %% ../nbs/15_dp_2erm.ipynb #6d15c9be
 class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
     """Stage-wise composition baseline for DP-2ERM with IPW weights: DP propensity model (ε₁ = split·ε), record-local
     clipped IPW weights from it, then a DP weighted logistic regression (ε₂ = ε − ε₁) with weight_bound r_max/π_min.
@@ -212,7 +212,7 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
             w = 1.0 / np.maximum(clip, np.where(T == 1, p1, 1 - p1)); r_max = 1.0
             if outcome is not None:
                 lo, hi = (float(v) for v in self.outcome_bounds); r_max = hi - lo
-                w = w * (np.clip(check_array(outcome, "outcome", ndim=1), lo, hi) - lo)
+                w = w * (np.clip(check_array(outcome, "outcome", ndim=1, finite="no_nan"), lo, hi) - lo)
             wb = r_max / clip
             w = np.minimum(w, wb)   # (1/c)·r can round one ulp above r/c: clip to the declared bound (fixed per-record map)
             out = DPLogisticRegression(epsilon=e2, delta=dlt / 2, lam=self.lam, x_bounds=cov.x_bounds,
