@@ -15,6 +15,8 @@ def split_cell(src: str):
     except SyntaxError: return None
     imps = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     if not imps or len(imps) == len(tree.body): return None
+    # a statement that changes where imports come from (sys.path.insert/append) travels with the imports, before them
+    imps += [n for n in tree.body if isinstance(n, ast.Expr) and "sys.path" in ast.unparse(n)]
     lines = src.splitlines(keepends=True); take = set()
     for n in imps: take.update(range(n.lineno - 1, n.end_lineno))
     imp = "".join(l for i, l in enumerate(lines) if i in take).rstrip("\n")
