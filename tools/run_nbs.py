@@ -109,7 +109,6 @@ def record(path, mode, secs):
 # Notebooks whose hand-typed tables other helpers still have to turn into cell outputs (issue 13), with how many such
 # tables each may still hold (a NEW table in these notebooks is still reported). Shrink this as they are fixed.
 HAND_TABLES_ALLOWED = {
-    "nbs/04_dp_erm.ipynb": 2,       # cells 6c91769f, 8a8392fd: the CATE helper (brief h_cate11, item 6)
     "nbs/08_dp_cate.ipynb": 2,      # cells e892c292, 0e05f0e8: the CATE helper (brief h_cate11, item 6)
 }
 _N = r"[~≈<>≤≥±+−-]?\s*\d[\d ,.]*(?:[eE][+−-]?\d+)?(?:\s*[·x×]\s*10\^?[⁰¹²³⁴⁵⁶⁷⁸⁹⁻\d-]*)?\s*(?:%|×|x|s|ms|MB|MiB)?"
