@@ -2,7 +2,8 @@
 """Benchmark: fit time and peak memory of the DP ERM estimators vs scikit-learn's non-private fit on the same
 features (20 random Fourier features + bias of 5 covariates) and the same penalty. Not a test; prints a markdown table.
 
-Usage: python tests/benchmarks/bench_erm.py [n ...]     (default n = 1e4 1e5 1e6)
+Usage: python tests/benchmarks/bench_erm.py [n ...]     (default n = 1e4 1e5 1e6); nbs/04_dp_erm.ipynb imports
+`table` (n = 1e4 under test, the default sizes in full mode).
 Time: best of `reps` runs without tracing; memory: peak traced by tracemalloc (numpy reports its buffers) in a
 separate run. Both sides start from the raw covariates X, so both include the feature map."""
 import sys, time, tracemalloc, warnings
@@ -37,13 +38,17 @@ def measure(f, reps):
     tracemalloc.start(); f(); peak = tracemalloc.get_traced_memory()[1]; tracemalloc.stop()
     return t, peak / 2**20
 
+def table(ns=(10**4, 10**5, 10**6), reps=None) -> str:
+    "The markdown table for sample sizes `ns` (best of `reps` runs; default 3 for n <= 1e5, else 1)."
+    lines = ["| n | model | fit time (s) | peak memory (MiB) | time / sklearn |", "|---|---|---|---|---|"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in ns:
+            res = {k: measure(f, reps or (3 if n <= 10**5 else 1)) for k, f in runners(n).items()}
+            for k, (t, m) in res.items():
+                base = res["sklearn Ridge" if "Ridge" in k else "sklearn LogisticRegression (lbfgs)"][0]
+                lines.append(f"| {n:.0e} | {k} | {t:.3f} | {m:.1f} | {t / base:.2f} |")
+    return "\n".join(lines)
+
 if __name__ == "__main__":
-    ns = [int(float(a)) for a in sys.argv[1:]] or [10**4, 10**5, 10**6]
-    warnings.simplefilter("ignore")
-    print(f"| n | model | fit time (s) | peak memory (MiB) | time / sklearn |\n|---|---|---|---|---|")
-    for n in ns:
-        reps = 3 if n <= 10**5 else 1
-        res = {k: measure(f, reps) for k, f in runners(n).items()}
-        for k, (t, m) in res.items():
-            base = res["sklearn Ridge" if "Ridge" in k else "sklearn LogisticRegression (lbfgs)"][0]
-            print(f"| {n:.0e} | {k} | {t:.3f} | {m:.1f} | {t / base:.2f} |", flush=True)
+    print(table([int(float(a)) for a in sys.argv[1:]] or (10**4, 10**5, 10**6)))
