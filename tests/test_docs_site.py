@@ -73,8 +73,7 @@ def test_quarto_options_adapted():
 
 # Notebooks whose '> description' still spans several lines (nbdev cuts the subtitle to the first line); not the docs
 # helper's files: their owners should join the lines. New notebooks must not be added here.
-CUT_DESCRIPTIONS_ALLOWED = {
-    "08_dp_cate.ipynb", "08a_cate_defaults.ipynb", "10_functional.ipynb"}
+CUT_DESCRIPTIONS_ALLOWED = set()   # every notebook's '> description' is one line
 
 def test_descriptions_are_one_line():
     "nbdev keeps only the first line of a notebook's '> description' (page subtitle, module docstring)."
