@@ -1,5 +1,5 @@
 """Issue 19, part 2: data frames in, names out, for the estimators wired through `schema.fit_covariates` /
-`schema.query_covariates`: DPATE, DPCATE, the meta-learners (DPTLearner here), BalancingWeights (weights),
+`schema.query_covariates`: DPLogisticRegression, DPRidgeRegression (erm), DPATE, DPCATE, the meta-learners (DPTLearner here), BalancingWeights (weights),
 DP2ERMClassifier and CompositionBaselineClassifier (two_stage), PrivateITR (itr).
 
 For each: a numpy fit, a numeric DataFrame fit and a DataFrame + Schema fit with a categorical column release exactly the
@@ -96,7 +96,17 @@ def _meta(X, xb, d):
     return m.fit(out, T, X=X).effect(X), m
 
 
-FITS = {"DPATE split": _dpate, "DPCATE ridge": _dpcate, "DPTLearner": _meta,
+def _erm(kind):
+    def f(X, xb, d):
+        from dp_causal_nb.erm import DPLogisticRegression, DPRidgeRegression
+        _, T, y, out, _ = d
+        M, t, kw = (DPLogisticRegression, y, {}) if kind == "logistic" else (DPRidgeRegression, out, dict(y_bounds=(0, 3)))
+        m = M(epsilon=1.0, x_bounds=xb, accountant=PrivacyAccountant(), random_state=3, **kw).fit(X, t)
+        return np.r_[m.coef_, m.predict(X)], m
+    return f
+
+
+FITS = {"DPLogisticRegression": _erm("logistic"), "DPRidgeRegression": _erm("ridge"), "DPATE split": _dpate, "DPCATE ridge": _dpcate, "DPTLearner": _meta,
         "DP2ERM ipw_estimated": _dp2erm("ipw_estimated"), "DP2ERM entropy": _dp2erm("entropy"),
         "DP2ERM mmd": _dp2erm("mmd"), "composition": _composition, "weights ipw_known": _weights("ipw_known"),
         "weights ipw_estimated": _weights("ipw_estimated"), "weights entropy": _weights("entropy"),
@@ -175,7 +185,8 @@ def _observe(f, X, d):
     return err, sorted({r.category.__name__ for r in rec}), names, None if out is None else np.shape(out), ledger
 
 
-@pytest.mark.parametrize("what", ["DPATE split", "DPCATE ridge", "DPTLearner", "DP2ERM entropy", "composition",
+@pytest.mark.parametrize("what", ["DPLogisticRegression", "DPRidgeRegression", "DPATE split", "DPCATE ridge",
+                                  "DPTLearner", "DP2ERM entropy", "composition",
                                   "weights mmd", "PrivateITR (DP-2ERM)"])
 @pytest.mark.parametrize("nb", list(NEIGHBOURS))
 def test_neighbour_records_behave_like_any_record(what, nb):
