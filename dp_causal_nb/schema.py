@@ -107,14 +107,18 @@ def _column_spec(name, spec):
     raise ValueError(f"schema column {name!r}: declare numeric bounds (lower, upper) / {{'bounds': [lower, upper]}} "
                      "or a vocabulary {'categories': [...]}")
 
-# %% ../nbs/00a_schema.ipynb #fe9796a2
+# %% ../nbs/00a_schema.ipynb #97d113b2
+def _finite_beyond(v, lo, hi):
+    "±inf (an overflowing cell) → the finite out-of-bounds value hi + (hi − lo) / lo − (hi − lo): refused or clipped like 1e300."
+    w = hi - lo
+    return np.where(v == np.inf, hi + w, np.where(v == -np.inf, lo - w, v))
+
 def _encode_numeric(col, c):
     a = np.asarray(col)
     if a.dtype.kind in "biuf":
         with np.errstate(all="ignore"): v = a.astype(float)        # a long double overflowing: ±inf, no event
     else: v = np.array([k if isinstance(k, float) else np.nan for k in map(_cell_key, a.ravel())], float)
-    w = c.hi - c.lo     # ±inf (an overflowing cell) becomes a finite out-of-bounds value: refused or clipped like 1e300
-    v = np.where(v == np.inf, c.hi + w, np.where(v == -np.inf, c.lo - w, v))
+    v = _finite_beyond(v, c.lo, c.hi)
     return np.where(np.isnan(v), c.fill, v)[:, None]
 
 def _codes(col, c):
@@ -335,7 +339,7 @@ class Covariates:
     schema: Schema | None
     private_ok: bool
 
-# %% ../nbs/00a_schema.ipynb #636faf0f
+# %% ../nbs/00a_schema.ipynb #351f34f8
 def _unschematised(X, name, finite=True):
     "(float array, input names or None) of covariates without a schema: the numpy contract (numeric; finite unless told)."
     cols = _named_columns(X, name)
@@ -357,8 +361,8 @@ def _inf_out_of_bounds(arr, xb):
     "±inf → the finite out-of-bounds value hi + (hi − lo) / lo − (hi − lo): the bounds rule (raise or clip) then applies."
     if np.isnan(arr).any(): raise ValueError("X contains NaN values; drop or impute them with a public rule (or declare a "
                                              "schema with a fill value) before a private analysis")
-    lo, hi = (np.broadcast_to(np.asarray(b, float), arr.shape[1:]) for b in xb); w = hi - lo
-    return np.where(arr == np.inf, hi + w, np.where(arr == -np.inf, lo - w, arr))
+    lo, hi = (np.broadcast_to(np.asarray(b, float), arr.shape[1:]) for b in xb)
+    return _finite_beyond(arr, lo, hi)
 
 # %% ../nbs/00a_schema.ipynb #e2e56791
 def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
