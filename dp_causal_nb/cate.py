@@ -158,7 +158,7 @@ def _coordinate_sd(sigma, k:int) -> np.ndarray:
     if np.ndim(sigma) == 0: return np.asarray(sigma, dtype=float)
     return np.r_[sigma[0], np.full(k - 1, sigma[-1])]
 
-# %% ../nbs/08_dp_cate.ipynb #0e0818ac
+# %% ../nbs/08_dp_cate.ipynb #c6d3362b
 class _ShrunkFinal(_RidgeFinal):
     "final='auto': private constant ĉ (DR mean) plus, in the rule's mode 'function', a centred private ridge shape."
     name, default_calibration, calibrations, constrainable, keeps_records = "auto", "parameter", ("parameter",), True, False
@@ -176,6 +176,9 @@ class _ShrunkFinal(_RidgeFinal):
         if not is_private(est.epsilon_):               # nothing noised: the shape around ĉ, no centring
             return _ShrunkStage(np.r_[c, WeightedRidge(lam, fm, radius=None).fit(X2, phi - c, rho).theta_], fm, 0.0)
         ref = np.random.default_rng(est.rule_["reference_seed"]).uniform(xb[0], xb[1], size=(2000, len(xb[0])))
+        if est.rule_.get("shape_learner") == "dr":     # clipped DR targets (public level C): weight 1 per record
+            est.target_clip_ = C = est.rule_["target_clip"]
+            phi, rho = np.clip(phi_dr, -C, C), np.ones(len(phi_dr))
         theta = WeightedRidge(lam, fm, radius=est.theta_radius_).fit(X2, phi, rho).theta_
         return _ShrunkStage(np.r_[c, theta], fm, fm(ref).mean(0))   # f̄_ref: public (reference points of the box)
     def query_sensitivity(self, est, Xq) -> float:
@@ -304,7 +307,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #b70730b8
+# %% ../nbs/08_dp_cate.ipynb #39ac76b6
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -569,7 +572,7 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         pi2, (m0, m1) = self.propensity(X2), self.outcome(X2)
         phi, rho = orthogonal_targets(Y2, A2, pi=pi2, mu0=m0, mu1=m1, learner=self.learner)
         self.n_stage2_ = n2 = len(i2)
-        fin = _final_strategy(self.final_)
+        fin = _final_strategy(self.final_); self.target_clip_ = None   # set by a final that clips its targets
         self.stage_ = fin.fit(self, X2, phi, rho, lam=lam, xb=xb, yb=yb, rff_seed=rs["rff_stage2"],
                               targets=dict(Y=Y2, A=A2, pi=pi2, mu0=m0, mu1=m1))
         if fin.keeps_records or self.calibration_ == "ges":
@@ -725,7 +728,7 @@ _attach(DPCATE, _dpcate__claim_release, '_claim_release')
 _attach(DPCATE, _dpcate___getstate__, '__getstate__')
 _attach(DPCATE, _dpcate___setstate__, '__setstate__')
 
-# %% ../nbs/08_dp_cate.ipynb #24ffe938
+# %% ../nbs/08_dp_cate.ipynb #6588eb2e
 def _dpcate_params(self):
     "Public parameters the functional release needs."
     return dict(bandwidth=getattr(self, "bandwidth_", self.bandwidth), lam=self.lam_, x_bounds=self.x_bounds_,
@@ -733,9 +736,10 @@ def _dpcate_params(self):
                 epsilon=self.epsilon_, delta=self.delta_)
 
 def _dpcate_parameter_sensitivity(self) -> float:
-    "Worst-case l2 sensitivity of θ (ridge) — public."
-    return ridge_parameter_sensitivity(self.learner, self.y_bounds_, self.kappa_, self.lam_, self.norm_bound_,
-                                       self.n_stage2_, self.theta_radius_)
+    "Worst-case l2 sensitivity of θ (ridge; final='auto': the shape fitted to DR targets clipped to ±C) — public."
+    C = getattr(self, "target_clip_", None)
+    return ridge_parameter_sensitivity(self.learner if C is None else "dr", self.y_bounds_, self.kappa_, self.lam_,
+                                       self.norm_bound_, self.n_stage2_, self.theta_radius_, phi_clip=C)
 
 def _dpcate_query_sensitivity(self, X_query) -> float:
     "Worst-case l2 sensitivity of the d query answers (calibration='global') — public."

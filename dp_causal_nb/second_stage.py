@@ -140,7 +140,7 @@ class WeightedKernelRidge:
     def __repr__(self): return (f"WeightedKernelRidge(lam={self.lam}, bandwidth={self.bandwidth})"
                                 + (" [holds training data: curator-side, do not publish]" if hasattr(self, "X_") else ""))
 
-# %% ../nbs/07a_second_stage.ipynb #adc4348a
+# %% ../nbs/07a_second_stage.ipynb #bfcbe0b7
 def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -> dict:
     "Public B_φ, ρ_max, sup|ρφ|, E = sup ρφ², G = sup|ĝ|, M (weighted Lipschitz) and the squared-loss range B (Derivation 2)."
     check_learner(learner)
@@ -168,12 +168,12 @@ def check_stage2_records(phi, rho, c:dict):
                          + ", ".join(bad) + " violated; clip Y and the nuisances first. Nothing claimed, no noise drawn")
 
 def ridge_parameter_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, norm_bound:float,
-                                n:int, theta_radius:float|None=None) -> float:
-    "Worst-case replace-one l2 sensitivity of the weighted-ridge parameter, $2B_fS/(\\lambda n)$, $G=B_f\\min(\\Theta,\\sqrt{J_0/\\lambda})$."
-    r = phi_energy_bound(learner, y_bounds, propensity_clip) / math.sqrt(lam)
+                                n:int, theta_radius:float|None=None, phi_clip:float|None=None) -> float:
+    "Worst-case replace-one l2 sensitivity of the weighted-ridge parameter, $2B_fS/(\\lambda n)$, $G=B_f\\min(\\Theta,\\sqrt{J_0/\\lambda})$; `phi_clip`: DR targets clipped to ±C (notebook 06)."
+    r = phi_energy_bound(learner, y_bounds, propensity_clip, phi_clip) / math.sqrt(lam)
     if theta_radius is not None: r = min(r, float(theta_radius))
     G = norm_bound * r
-    return 2.0 * norm_bound * score_bound(learner, y_bounds, propensity_clip, G) / (lam * n)
+    return 2.0 * norm_bound * score_bound(learner, y_bounds, propensity_clip, G, phi_clip=phi_clip) / (lam * n)
 
 def kernel_rkhs_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, q:int, bandwidth:float,
                             n:int) -> float:

@@ -144,7 +144,7 @@ def clip_nuisances(pi=None, mu0=None, mu1=None, m=None, *, y_bounds=None, propen
                for k_, v in mus.items()}
     return Nuisances(pi, mus["mu0"], mus["mu1"], mus["m"])
 
-# %% ../nbs/06_targets.ipynb #839eaac9
+# %% ../nbs/06_targets.ipynb #8a9559fc
 LEARNERS = ("r", "dr")
 
 def check_learner(learner) -> str:
@@ -164,18 +164,21 @@ def score_bound(learner:str,          # "r" or "dr"
                 y_bounds,             # public (lo, hi) outcome range; Y and μ̂ are clipped to it
                 propensity_clip:float,# κ: π̂ is clipped to [κ, 1-κ]
                 g_bound:float,        # a bound on sup_x |ĝ(x)|
+                phi_clip:float|None=None, # DR only: public level C the pseudo-outcomes were clipped to (see above)
                ) -> float:
     "Certified $\\sup_z|s(z)|$ from public bounds (see above)."
-    check_learner(learner)
-    lo, hi = check_bounds(y_bounds, "y_bounds", 1); R = float(hi[0] - lo[0])
-    k = check_propensity_clip(propensity_clip)
     G = check_scalar(g_bound, "g_bound", low=0, low_inclusive=True)
-    if learner == "r": return (1 - k) * (R + (1 - k) * G)
-    return R / k + G
+    if learner == "r" and phi_clip is None:
+        lo, hi = check_bounds(y_bounds, "y_bounds", 1); k = check_propensity_clip(propensity_clip)
+        return (1 - k) * (float(hi[0] - lo[0]) + (1 - k) * G)
+    return phi_energy_bound(learner, y_bounds, propensity_clip, phi_clip) + G
 
-def phi_energy_bound(learner:str, y_bounds, propensity_clip:float) -> float:
-    "$\\sqrt{\\sup_z\\rho\\phi^2}$: R-learner $R$ (as $\\rho\\phi^2=(y-m(x))^2$), DR-learner $R/\\kappa$."
+def phi_energy_bound(learner:str, y_bounds, propensity_clip:float, phi_clip:float|None=None) -> float:
+    "$\\sqrt{\\sup_z\\rho\\phi^2}$: R-learner $R$ (as $\\rho\\phi^2=(y-m(x))^2$), DR-learner $R/\\kappa$, or $\\min(R/\\kappa, C)$ with `phi_clip=C`."
     lo, hi = check_bounds(y_bounds, "y_bounds", 1); R = float(hi[0] - lo[0])
     k = check_propensity_clip(propensity_clip)
     check_learner(learner)
+    if phi_clip is not None:
+        if learner != "dr": raise ValueError("phi_clip applies to learner='dr' only (its weight is 1 for every record)")
+        return min(R / k, check_scalar(phi_clip, "phi_clip", low=0))
     return R if learner == "r" else R / k

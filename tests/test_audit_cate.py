@@ -280,3 +280,43 @@ def test_auto_final_constant_near_tight():
     assert sigma == pytest.approx(gaussian_sigma(EPS, DELTA, sens), rel=1e-12) and e0.release_info_ == e1.release_info_
     res, res_bad = _audit_pair(f0, f1, sigma, EPS, DELTA, seed=11)
     print(f"auto/constant: ε lower bound {res.epsilon_lower:.3f} (claimed {EPS}); negative control {res_bad.epsilon_lower:.3f}")
+
+
+# ---------- final='auto', mode 'function': the shape fitted to DR targets clipped to ±C, near-tight ----------
+def test_auto_final_shape_near_tight(monkeypatch):
+    """DPCATE() in the rule's mode 'function' releases θ̃ (ridge on DR pseudo-outcomes clipped to ±C) with σ for
+    Δ = 2B_f(C + G)/(λn₂) (notebook 08a). With μ̂ ≡ y_lo and π̂ ≡ κ (clipped from 0), a treated record with Y = y_hi has
+    φ_DR = R/κ → clipped to +C, and the same record untreated has φ_DR = −R/(1 − κ) → −C. All second-stage records sit at
+    the corner x = (1, 1) of the linear map (‖f‖ = B_f = √2); λ = 1000 makes G ≪ C, so the replace-one change of θ̃ is
+    within 10 % of Δ. The audit at the estimator's σ must hold; the control (noise for ε = 4) must fail."""
+    from dp_causal_nb import cate
+    from dp_causal_nb.cate_defaults import default_cate_params as rule
+    C = YB[1] - YB[0]
+    def forced(n, d, eps, dlt, yb, split=None):
+        p = rule(n, d, 1e9, dlt, yb, split=0.8)          # the function-mode parameters of the rule ...
+        return p | dict(mode="function", ate_share=0.2)   # ... released at the fit's ε (forced mode: a test device)
+    monkeypatch.setattr(cate, "default_cate_params", forced)
+    kw = dict(x_bounds=XB_T, lam=1000.0, propensity_clip=0.15, feature_map=_Linear(),
+              propensity_model=declare_private(_ConstPropensity(), EPS / 2, DELTA / 2),
+              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+    n = 60; X = np.tile([1.0, 1.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[1])
+    e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
+    A1 = A.copy(); A1[i] = 0.0; e1 = _fit(X, A1, Y, **kw)
+    assert e0.rule_["mode"] == "function" and e0.rule_["shape_learner"] == "dr" and e0.target_clip_ == C
+    assert np.array_equal(e0.split_[1], e1.split_[1])
+    sens = e0.parameter_sensitivity()
+    G = math.sqrt(2) * min(e0.theta_radius_, C / math.sqrt(1000.0))
+    assert sens == pytest.approx(2 * math.sqrt(2) * (C + G) / (1000.0 * e0.n_stage2_), rel=1e-12)
+    f0, f1 = e0.stage_.theta_[1:], e1.stage_.theta_[1:]
+    ratio = float(np.linalg.norm(f1 - f0)) / sens
+    print(f"auto/function shape: observed/sensitivity = {ratio:.4f}")
+    assert 0.9 < ratio <= 1.0
+    s = e0.rule_["ate_share"]; sigma = e0.release_info_["sigma"]
+    assert sigma == pytest.approx(gaussian_sigma((1 - s) * EPS, DELTA / 2, sens), rel=1e-12)
+    assert e0.release_info_ == e1.release_info_
+    res = audit_mechanism(_gauss(f0, f1, sigma, sigma), 0, 1, n_runs=100_000, delta=DELTA / 2, random_state=13)
+    assert not res.violates((1 - s) * EPS), res
+    bad = np.linalg.norm(f1 - f0) / gdp_mu(4.0, DELTA / 2)
+    res_bad = audit_mechanism(_gauss(f0, f1, bad, bad), 0, 1, n_runs=100_000, delta=DELTA / 2, random_state=13)
+    assert res_bad.violates((1 - s) * EPS), res_bad
+    print(f"auto/function shape: ε lower bound {res.epsilon_lower:.3f} (claimed {(1 - s) * EPS:.2f}); control {res_bad.epsilon_lower:.3f}")
