@@ -50,7 +50,7 @@ def kernel_diag(q:int, bandwidth:float) -> float:
     "$K_0=K(x,x)=(\\sqrt{2\\pi}h)^{-q}$ (see `log_kernel_diag` for large q)."
     return math.exp(log_kernel_diag(q, bandwidth))
 
-# %% ../nbs/06b_features.ipynb #9a835486
+# %% ../nbs/06b_features.ipynb #647c746d
 from sklearn.base import BaseEstimator
 
 def apply_feature_map(feature_map, X) -> np.ndarray:
@@ -94,10 +94,12 @@ class ArmInteractionFeatures(BaseEstimator):
         return np.hstack([(1.0 - a) * F, a * F])
 
 class ClippedFeatures:
-    "Feature map f(x) with each row clipped to norm ≤ `norm_bound` (per-record: a wrong declared bound cannot break Δθ)."
+    "Feature map f(x) with each row clipped to norm ≤ `norm_bound` (per-record: a wrong declared bound cannot break Δθ); a non-finite row becomes 0."
     def __init__(self, base, norm_bound:float): self.base, self.norm_bound = base, float(norm_bound)
     def transform(self, X):
-        F = apply_feature_map(self.base, X); nrm = np.linalg.norm(F, axis=1, keepdims=True)
+        F = np.asarray(apply_feature_map(self.base, X), dtype=float)
+        F = np.where(np.isfinite(F).all(axis=1, keepdims=True), F, 0.0)   # a user map's NaN/inf row: public 0, never an error
+        nrm = np.linalg.norm(F, axis=1, keepdims=True)
         return F * np.minimum(1.0, self.norm_bound / np.maximum(nrm, 1e-300))
     __call__ = transform
 
