@@ -158,9 +158,9 @@ def _coordinate_sd(sigma, k:int) -> np.ndarray:
     if np.ndim(sigma) == 0: return np.asarray(sigma, dtype=float)
     return np.r_[sigma[0], np.full(k - 1, sigma[-1])]
 
-# %% ../nbs/08_dp_cate.ipynb #c6d3362b
+# %% ../nbs/08_dp_cate.ipynb #92e70c9c
 class _ShrunkFinal(_RidgeFinal):
-    "final='auto': private constant ĉ (DR mean) plus, in the rule's mode 'function', a centred private ridge shape."
+    "final='auto': private constant ĉ (DR mean) plus, in the rule's mode 'function', a centred private ridge shape on clipped DR targets."
     name, default_calibration, calibrations, constrainable, keeps_records = "auto", "parameter", ("parameter",), True, False
     def default_map(self, est, xb, rff_seed):
         r = est.rule_
@@ -307,7 +307,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #39ac76b6
+# %% ../nbs/08_dp_cate.ipynb #33f37403
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -370,7 +370,8 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     final : {"auto", "ridge", "kernel"}, default "auto"
         "auto": the public rule of `dp_causal_nb.cate_defaults` (notebook 08a) picks every hyper-parameter from public
         n, d, ε, δ and the bounds, and releases a private constant ĉ (DR mean) plus, when the budget pays for it, a
-        centred private ridge shape ĉ + (f(x) − f̄_ref)ᵀθ̃ (one parameter release; `rule_` says which). With an
+        centred private ridge shape ĉ + (f(x) − f̄_ref)ᵀθ̃, fitted to DR pseudo-outcomes clipped to the public level
+        ±R, R = the outcome range (`target_clip_`; one parameter release; `rule_` says which). With an
         explicit `calibration`, "auto" means "ridge". "ridge": weighted ridge on a public feature map; "kernel":
         weighted kernel ridge with the normalised Gaussian kernel (both with their documented defaults below).
     epsilon, delta : float, default 1.0, 1e-5
@@ -414,6 +415,8 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     n_features_in_ : int.
     final_, rule_, lam_, kappa_ : the final stage used, the rule's public hyper-parameters (None unless final "auto"),
         and the λ and propensity clip the fit used.
+    target_clip_ : float or None, the public level C the shape's DR pseudo-outcomes were clipped to (final "auto" in
+        mode "function" at finite ε; None otherwise). `parameter_sensitivity()` then uses it.
 
     Examples
     --------
@@ -519,68 +522,11 @@ class DPCATE(_ReleaseReport, BaseEstimator):
             return self._fit(Y, T, X)                   # warnings on private data are dropped (data-dependent events)
 
     def _fit(self, Y, T, X):
-        self.params_at_fit_ = self.get_params(deep=False)   # a release uses exactly these (see _check_unchanged)
-        cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
-        if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPCATE "
-                                                "release with it would not be DP; declare the schema from public facts")
-        X = cov.X; Y = check_array(Y, "Y", ndim=1, finite="no_nan"); A = check_binary_treatment(T, "T")   # ±inf: out of bounds
-        n_total = check_consistent_length(Y=Y, T=A, X=X)
-        eps, dlt, xb, yb, k, lam = self._check_params(X.shape[1], cov.x_bounds)
-        if n_total < 8: raise ValueError(f"need at least 8 records, got {n_total}")
-        k, lam, split = self._resolve_rule(n_total, X.shape[1], eps, dlt, yb, k, lam)
-        self.lam_ = lam
-        acc = resolve_accountant(self.accountant)
-        if not hasattr(acc, "check"):
-            raise TypeError("DPCATE charges (ε, δ): give a PrivacyAccountant (or a part of one of its parallel "
-                            f"blocks) as accountant, got {type(acc).__name__}")
-        self.epsilon_, self.delta_, self.x_bounds_, self.y_bounds_, self.kappa_ = eps, dlt, xb, yb, k
-        self.outcome_bounds_ = yb
-        if self.not_dp_:                                                # data-independent: on every such fit
-            warnings.warn("calibration='ges' with allow_data_dependent_scale=True: the second-stage release is NOT "
-                          "differentially private (its noise scale depends on the data); it is charged as ε = ∞",
-                          PrivacyLeakWarning, stacklevel=3)
-        self.n_features_in_ = X.shape[1]
-        X = check_in_bounds(X, xb, "X", action=self.out_of_bounds)       # "clip": silent, per record (neighbours
-        Y = check_in_bounds(Y, yb, "Y", action=self.out_of_bounds)       # stay neighbours); "raise": no value quoted
-        self._row_hashes_ = None
-        if self.warn_training_queries:                                  # opt-in: salted hashes, never the rows
-            import os
-            self._salt = os.urandom(16); self._row_hashes_ = self._row_hashes(X, self._salt)
-        rs = dict(zip(("split", "propensity", "rff_nuisance", "outcome", "rff_stage2", "noise", "search"),
-                      spawn_generators(self.random_state, 7)))           # independent streams, full-entropy seeds
-        for k in ("propensity", "outcome"):   # the nuisance models get a SeedSequence: reproducible for an int seed
-            rs[k] = rs[k].bit_generator.seed_seq   # (a Generator would be mixed with OS entropy by core.noise_generator)
-        perm = rs["split"].permutation(n_total)                          # depends only on n and the seed
-        n1 = int(n_total * (1 - split)); i1, i2 = perm[:n1], perm[n1:]       # split = 1/2: the halves n // 2
-        self.split_ = (i1, i2)                                             # indices only (nuisance half, second-stage half)
-        self.accountant_ = acc
-        pm, om = _NUISANCE.models(self, eps / 2, dlt / 2, rs)
-        e2, d2 = (np.inf, 0.0) if self.not_dp_ else (eps, dlt)            # a release that is not DP costs ε = ∞
-        name = "DPCATE [NOT DP: calibration='ges', data-dependent noise scale]" if self.not_dp_ else "DPCATE"
-        n_ledger = len(acc.ledger) if hasattr(acc, "ledger") else None
-        with acc.parallel(name) as block:
-            nuis = block.part("nuisance")
-            nuis.check(eps, dlt); block.part("second_stage").check(e2, d2)          # fail early, before any noise
-            self.propensity_model_, self.outcome_model_ = _NUISANCE.fit(self, pm, om, nuis, X[i1], A[i1], Y[i1])
-            block.spend(e2, d2, part="second_stage",
-                        label=("DPCATE second stage (ges: data-dependent noise scale, NOT DP; charged as ε = ∞)"
-                               if self.not_dp_ else
-                               f"DPCATE second stage ({self.calibration_}; single release, charged at fit)"))
-        self._budget_record = block._record() if n_ledger is None else acc.ledger[n_ledger]   # this fit's own record
-        # second stage on D
-        X2, A2, Y2 = X[i2], A[i2].astype(float), Y[i2]
-        pi2, (m0, m1) = self.propensity(X2), self.outcome(X2)
-        phi, rho = orthogonal_targets(Y2, A2, pi=pi2, mu0=m0, mu1=m1, learner=self.learner)
-        self.n_stage2_ = n2 = len(i2)
-        fin = _final_strategy(self.final_); self.target_clip_ = None   # set by a final that clips its targets
-        self.stage_ = fin.fit(self, X2, phi, rho, lam=lam, xb=xb, yb=yb, rff_seed=rs["rff_stage2"],
-                              targets=dict(Y=Y2, A=A2, pi=pi2, mu0=m0, mu1=m1))
-        if fin.keeps_records or self.calibration_ == "ges":
-            self.stage2_ = dict(X=X2, phi=phi, rho=rho, n=n2)          # curator-side: second-stage records
-        self._release, self._released, self._release_id = None, None, uuid.uuid4().hex   # claimed in accountant_
-        self._noise_rng, self._search_rng = rs["noise"], rs["search"]
-        if self.calibration_ == "parameter": self._release_parameter()
-        return self
+        "The four steps below, in this order (each one's checks come before anything the next one does)."
+        X, A, Y, p = self._fit_inputs(Y, T, X)       # validation, the rule, the accountant: public inputs only
+        rs, (i1, i2) = self._fit_split(len(Y))       # independent random streams and the public split
+        self._fit_nuisances(X, A, Y, i1, p, rs)      # whole budget checked, nuisances fitted and charged
+        return self._fit_stage(X, A, Y, i2, p, rs)   # second stage on the other part; the single release
 
 # %% ../nbs/08_dp_cate.ipynb #2d5e7b37
 def _attach(cls, fn, name:str, wrap=None):
@@ -727,6 +673,94 @@ _attach(DPCATE, _dpcate__check_unchanged, '_check_unchanged')
 _attach(DPCATE, _dpcate__claim_release, '_claim_release')
 _attach(DPCATE, _dpcate___getstate__, '__getstate__')
 _attach(DPCATE, _dpcate___setstate__, '__setstate__')
+
+# %% ../nbs/08_dp_cate.ipynb #f12e9e17
+def _dpcate__fit_inputs(self, Y, T, X):
+    "Validated (X, A, Y) and the fit's public parameters p = (ε, δ, x_bounds, y_bounds, λ, split, accountant)."
+    self.params_at_fit_ = self.get_params(deep=False)   # a release uses exactly these (see _check_unchanged)
+    cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
+    if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPCATE "
+                                            "release with it would not be DP; declare the schema from public facts")
+    X = cov.X; Y = check_array(Y, "Y", ndim=1, finite="no_nan"); A = check_binary_treatment(T, "T")   # ±inf: out of bounds
+    n_total = check_consistent_length(Y=Y, T=A, X=X)
+    eps, dlt, xb, yb, k, lam = self._check_params(X.shape[1], cov.x_bounds)
+    if n_total < 8: raise ValueError(f"need at least 8 records, got {n_total}")
+    k, lam, split = self._resolve_rule(n_total, X.shape[1], eps, dlt, yb, k, lam)
+    self.lam_ = lam
+    acc = resolve_accountant(self.accountant)
+    if not hasattr(acc, "check"):
+        raise TypeError("DPCATE charges (ε, δ): give a PrivacyAccountant (or a part of one of its parallel "
+                        f"blocks) as accountant, got {type(acc).__name__}")
+    self.epsilon_, self.delta_, self.x_bounds_, self.y_bounds_, self.kappa_ = eps, dlt, xb, yb, k
+    self.outcome_bounds_ = yb
+    if self.not_dp_:                                                # data-independent: on every such fit
+        warnings.warn("calibration='ges' with allow_data_dependent_scale=True: the second-stage release is NOT "
+                      "differentially private (its noise scale depends on the data); it is charged as ε = ∞",
+                      PrivacyLeakWarning, stacklevel=4)
+    self.n_features_in_ = X.shape[1]
+    X = check_in_bounds(X, xb, "X", action=self.out_of_bounds)       # "clip": silent, per record (neighbours
+    Y = check_in_bounds(Y, yb, "Y", action=self.out_of_bounds)       # stay neighbours); "raise": no value quoted
+    self._row_hashes_ = None
+    if self.warn_training_queries:                                  # opt-in: salted hashes, never the rows
+        import os
+        self._salt = os.urandom(16); self._row_hashes_ = self._row_hashes(X, self._salt)
+    return X, A, Y, dict(eps=eps, dlt=dlt, xb=xb, yb=yb, lam=lam, split=split, acc=acc)
+
+_attach(DPCATE, _dpcate__fit_inputs, '_fit_inputs')
+
+# %% ../nbs/08_dp_cate.ipynb #b4dc391f
+def _dpcate__fit_split(self, n_total:int):
+    "(streams, (nuisance indices, second-stage indices)); sets `split_` (indices only)."
+    rs = dict(zip(("split", "propensity", "rff_nuisance", "outcome", "rff_stage2", "noise", "search"),
+                  spawn_generators(self.random_state, 7)))           # independent streams, full-entropy seeds
+    for k in ("propensity", "outcome"):   # the nuisance models get a SeedSequence: reproducible for an int seed
+        rs[k] = rs[k].bit_generator.seed_seq   # (a Generator would be mixed with OS entropy by core.noise_generator)
+    perm = rs["split"].permutation(n_total)                          # depends only on n and the seed
+    n1 = int(n_total * (1 - self._resolved["split"])); i1, i2 = perm[:n1], perm[n1:]   # split = 1/2: the halves n // 2
+    self.split_ = (i1, i2)                                             # indices only (nuisance half, second-stage half)
+    return rs, (i1, i2)
+
+_attach(DPCATE, _dpcate__fit_split, '_fit_split')
+
+# %% ../nbs/08_dp_cate.ipynb #d946af73
+def _dpcate__fit_nuisances(self, X, A, Y, i1, p, rs):
+    "Check the whole budget, fit π̂ and μ̂ on the nuisance part (charged), charge the second stage; sets `budget_`."
+    eps, dlt, acc = p["eps"], p["dlt"], p["acc"]
+    self.accountant_ = acc
+    pm, om = _NUISANCE.models(self, eps / 2, dlt / 2, rs)
+    e2, d2 = (np.inf, 0.0) if self.not_dp_ else (eps, dlt)            # a release that is not DP costs ε = ∞
+    name = "DPCATE [NOT DP: calibration='ges', data-dependent noise scale]" if self.not_dp_ else "DPCATE"
+    n_ledger = len(acc.ledger) if hasattr(acc, "ledger") else None
+    with acc.parallel(name) as block:
+        nuis = block.part("nuisance")
+        nuis.check(eps, dlt); block.part("second_stage").check(e2, d2)          # fail early, before any noise
+        self.propensity_model_, self.outcome_model_ = _NUISANCE.fit(self, pm, om, nuis, X[i1], A[i1], Y[i1])
+        block.spend(e2, d2, part="second_stage",
+                    label=("DPCATE second stage (ges: data-dependent noise scale, NOT DP; charged as ε = ∞)"
+                           if self.not_dp_ else
+                           f"DPCATE second stage ({self.calibration_}; single release, charged at fit)"))
+    self._budget_record = block._record() if n_ledger is None else acc.ledger[n_ledger]   # this fit's own record
+
+_attach(DPCATE, _dpcate__fit_nuisances, '_fit_nuisances')
+
+# %% ../nbs/08_dp_cate.ipynb #e20b9e50
+def _dpcate__fit_stage(self, X, A, Y, i2, p, rs):
+    "Fit the final stage on the second-stage part; with calibration 'parameter' make the single release now."
+    X2, A2, Y2 = X[i2], A[i2].astype(float), Y[i2]
+    pi2, (m0, m1) = self.propensity(X2), self.outcome(X2)
+    phi, rho = orthogonal_targets(Y2, A2, pi=pi2, mu0=m0, mu1=m1, learner=self.learner)
+    self.n_stage2_ = n2 = len(i2)
+    fin = _final_strategy(self.final_); self.target_clip_ = None   # set by a final that clips its targets
+    self.stage_ = fin.fit(self, X2, phi, rho, lam=p["lam"], xb=p["xb"], yb=p["yb"], rff_seed=rs["rff_stage2"],
+                          targets=dict(Y=Y2, A=A2, pi=pi2, mu0=m0, mu1=m1))
+    if fin.keeps_records or self.calibration_ == "ges":
+        self.stage2_ = dict(X=X2, phi=phi, rho=rho, n=n2)          # curator-side: second-stage records
+    self._release, self._released, self._release_id = None, None, uuid.uuid4().hex   # claimed in accountant_
+    self._noise_rng, self._search_rng = rs["noise"], rs["search"]
+    if self.calibration_ == "parameter": self._release_parameter()
+    return self
+
+_attach(DPCATE, _dpcate__fit_stage, '_fit_stage')
 
 # %% ../nbs/08_dp_cate.ipynb #6588eb2e
 def _dpcate_params(self):

@@ -3,6 +3,8 @@ plain scikit-learn cross-fitted AIPW (non-private, 5-fold `cross_val_predict`, t
 
 Not collected by pytest. Run:  python tests/benchmarks/bench_distributed.py [--quick] [--ns 100000 250000 1000000]
                                    [--models linear hist-gb] [--modes 1proc 2proc dask2] [--json out.json]
+The stored full table of notebook 20 is tests/benchmarks/bench_distributed_full.json (written with --json: the rows
+and the machine facts, including the load average during the run).
 The Dask column needs the optional extra (pip install "dp_causal_nb[distributed]").
 
 Setting: `ate_trees` (the DP-ATE paper's tree setting, d = 2), K = 500 folds (quick: n = 20 000, K = 100), AIPW, μ = 1.5.
@@ -119,6 +121,24 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
+def machine_meta(load_samples=None) -> dict:
+    "Public facts about the run: date, CPU model, cores, library versions, load averages (samples if given)."
+    import platform, datetime, sklearn, numpy
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+    meta = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), cpu=cpu,
+                cores=os.cpu_count(), python=platform.python_version(), numpy=numpy.__version__,
+                sklearn=sklearn.__version__, loadavg_at_end=list(os.getloadavg()), command=" ".join(sys.argv))
+    if load_samples: meta["loadavg_1min"] = dict(min=min(load_samples), mean=sum(load_samples) / len(load_samples),
+                                                   max=max(load_samples), samples=len(load_samples))
+    return meta
+
+
+def load_stored(path):
+    "(meta, rows) from a JSON written with --json (older files: a bare list of rows, meta = {})."
+    data = json.load(open(path))
+    return (data.get("meta", {}), data["rows"]) if isinstance(data, dict) else ({}, data)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -134,7 +154,7 @@ def main():
         print(json.dumps(run_one(json.loads(a.one)))); return
     ns, K = ([20_000], 100) if a.quick else (a.ns, a.K)
     rows = bench(ns, a.models, a.modes, K, a.timeout, log=lambda r: print(r, file=sys.stderr, flush=True))
-    if a.json: json.dump(rows, open(a.json, "w"), indent=1)
+    if a.json: json.dump(dict(meta=machine_meta(), rows=rows), open(a.json, "w"), indent=1)
     print(table(rows))
 
 
