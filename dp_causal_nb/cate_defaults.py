@@ -10,7 +10,7 @@ from .mechanisms import gaussian_sigma
 # dp_causal_nb.cate imports this module (the rule is DPCATE's default): nothing here imports cate
 
 # %% auto #0
-__all__ = ['NU_FUNCTION', 'LAM_SHAPE', 'TARGET_CLIP', 'LAM_PROP', 'ATE_SHARE', 'SPLIT_FUNCTION', 'noise_index',
+__all__ = ['NU_FUNCTION', 'D_SHAPE_MAX', 'LAM_SHAPE', 'TARGET_CLIP', 'LAM_PROP', 'ATE_SHARE', 'SPLIT_FUNCTION', 'noise_index',
            'default_cate_params', 'dr_constant_bound', 'private_constant']
 
 # %% ../nbs/08a_cate_defaults.ipynb #cf3e4029
@@ -22,8 +22,9 @@ def noise_index(n:int, epsilon:float, delta:float, outcome_bounds, split:float=0
     n2 = n - int(n * (1 - split))
     return R * gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #5a24ca2d
-NU_FUNCTION = 0.08   # release a shape when ν·d^{3/2} ≤ this (else the private constant alone)
+# %% ../nbs/08a_cate_defaults.ipynb #90d318d4
+NU_FUNCTION = 0.08   # release a shape when ν·d^{3/2} ≤ this (else the private constant alone) ...
+D_SHAPE_MAX = 10     # ... and d ≤ this (no private shape paid on the 80-column bed at any finite ε tried)
 LAM_SHAPE = (1.35, 2 / 3, 1e-4, 1.0)  # λ of the shape ridge = clip(1.35·ν^{2/3}, 1e-4, 1) (λ‖θ‖² convention; erm: Λ = 2λ)
 TARGET_CLIP = 1.0    # the shape's DR pseudo-outcomes are clipped to ±TARGET_CLIP·R (R = outcome range ⊇ |τ|)
 LAM_PROP = 3000.0    # λ of the private logistic propensity = LAM_PROP·ν₁²
@@ -37,7 +38,7 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
     eps, dlt = check_epsilon_delta(epsilon, delta)
     shape = None
     if split is None:            # the mode is decided at the even split; a shape then gets SPLIT_FUNCTION of the records
-        shape = is_private(eps) and noise_index(n, eps, dlt, outcome_bounds, 0.5) * d ** 1.5 <= NU_FUNCTION
+        shape = is_private(eps) and d <= D_SHAPE_MAX and noise_index(n, eps, dlt, outcome_bounds, 0.5) * d ** 1.5 <= NU_FUNCTION
         split = SPLIT_FUNCTION if shape else 0.5
     split = check_scalar(split, "split", low=0, high=1)
     nu = noise_index(n, eps, dlt, outcome_bounds, split)
@@ -47,7 +48,7 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
                         feature_map="rff" if d <= 10 else "affine")
     nu1 = gaussian_sigma(eps / 2, dlt / 2, 1.0) / int(n * (1 - split))
     p |= dict(nuisance="dp_linear_rff", lam_outcome=0.1, lam_propensity=float(np.clip(LAM_PROP * nu1 ** 2, 1e-3, 0.1)))
-    if (nu * d ** 1.5 <= NU_FUNCTION) if shape is None else shape:
+    if (d <= D_SHAPE_MAX and nu * d ** 1.5 <= NU_FUNCTION) if shape is None else shape:
         share = float(np.clip(ATE_SHARE[0] * nu * d, ATE_SHARE[1], ATE_SHARE[2]))
         a, b, lo, hi = LAM_SHAPE
         lo_y, hi_y = check_bounds(outcome_bounds, "outcome_bounds", 1); R = float(hi_y[0] - lo_y[0])
