@@ -3,8 +3,10 @@ pseudo-outcomes clipped to the public ±C (weight 1), noised for Δ = 2B_f(C + G
 
 Neighbours are replace-one pairs that differ in one second-stage record (same n and random_state: same public split,
 same declared-private constant nuisances). The mode is forced as in `test_audit_cate.test_auto_final_shape_near_tight`.
-FINDINGS (fail on the current code, pass once fixed): the fit RAISES on one dataset and not on its neighbour
-(invariant 4: an exception must not depend on the private data). HELD: the sensitivity bound, the public rule and the
+FINDINGS, fixed in session 5 (these tests failed before the fixes): the fit RAISED on one dataset and not on its
+neighbour (invariant 4: an exception must not depend on the private data). Fixes: WeightedRidge projects onto the
+ball when the constraint binds only to rounding (F1) and refuses λ below LAM_FLOOR·B_f² for every dataset (F2);
+ClippedFeatures maps a non-finite row to 0 (F3). HELD: the sensitivity bound, the public rule and the
 lifecycle of `target_clip_`."""
 import math, warnings
 import numpy as np
@@ -66,7 +68,7 @@ def _outcome(X, A, Y, **kw):
     except Exception as e: return type(e).__name__
 
 
-# ---------------------------------------------- FINDINGS ----------------------------------------------
+# ---------------------------------------------- FINDINGS (fixed) ----------------------------------------------
 def test_radius_solver_exception_depends_on_data(function_mode):
     """FINDING (invariant 4). WeightedRidge.fit decides that the ball ‖θ‖ ≤ Θ binds from the Cholesky solution, then
     solves ‖(A + νI)⁻¹b‖ = Θ by brentq on an eigen-decomposition. When the unconstrained ‖θ‖ lies within rounding of
