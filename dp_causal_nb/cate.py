@@ -674,9 +674,9 @@ _attach(DPCATE, _dpcate__claim_release, '_claim_release')
 _attach(DPCATE, _dpcate___getstate__, '__getstate__')
 _attach(DPCATE, _dpcate___setstate__, '__setstate__')
 
-# %% ../nbs/08_dp_cate.ipynb #f12e9e17
+# %% ../nbs/08_dp_cate.ipynb #f24f5c33
 def _dpcate__fit_inputs(self, Y, T, X):
-    "Validated (X, A, Y) and the fit's public parameters p = (ε, δ, x_bounds, y_bounds, λ, split, accountant)."
+    "Validated (X, A, Y) and the fit's public parameters p = (ε, δ, x_bounds, y_bounds, λ, accountant); the split is in `_resolved`."
     self.params_at_fit_ = self.get_params(deep=False)   # a release uses exactly these (see _check_unchanged)
     cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
     if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPCATE "
@@ -704,7 +704,7 @@ def _dpcate__fit_inputs(self, Y, T, X):
     if self.warn_training_queries:                                  # opt-in: salted hashes, never the rows
         import os
         self._salt = os.urandom(16); self._row_hashes_ = self._row_hashes(X, self._salt)
-    return X, A, Y, dict(eps=eps, dlt=dlt, xb=xb, yb=yb, lam=lam, split=split, acc=acc)
+    return X, A, Y, dict(eps=eps, dlt=dlt, xb=xb, yb=yb, lam=lam, acc=acc)
 
 _attach(DPCATE, _dpcate__fit_inputs, '_fit_inputs')
 

@@ -8,11 +8,10 @@ neighbour (invariant 4: an exception must not depend on the private data). Fixes
 ball when the constraint binds only to rounding (F1) and refuses λ below LAM_FLOOR·B_f² for every dataset (F2);
 ClippedFeatures maps a non-finite row to 0 (F3). HELD: the sensitivity bound, the public rule and the
 lifecycle of `target_clip_`."""
-import math, warnings
+import warnings
 import numpy as np
 import pytest
 from scipy import linalg
-from sklearn.base import BaseEstimator
 from dp_causal_nb import cate
 from dp_causal_nb.cate import DPCATE
 from dp_causal_nb.cate_defaults import default_cate_params as RULE
@@ -24,25 +23,12 @@ XB, YB, EPS, DELTA = ([-1.0, -1.0], [1.0, 1.0]), (-1.0, 1.0), 1.0, 1e-5
 C = YB[1] - YB[0]
 
 
-class _Linear:                       # f(x) = x on [-1, 1]^2; sup ||f|| = sqrt(2) at the corners
-    norm_bound = math.sqrt(2)
-    def __call__(self, X): return np.atleast_2d(X).astype(float)
+from test_audit_cate import _Linear, _ConstPropensity, _ConstOutcome   # the audit's fixtures (same constructions)
 
 
 class _NaNAtHalf(_Linear):           # a user map with a non-finite row at ONE point inside x_bounds
     def __call__(self, X):
         X = np.atleast_2d(X).astype(float); F = X.copy(); F[np.all(X == 0.5, axis=1)] = np.nan; return F
-
-
-class _ConstPropensity(BaseEstimator):   # π̂ ≡ 0, clipped to κ
-    def fit(self, X, y): self.classes_ = np.array([0, 1]); return self
-    def predict_proba(self, X): n = len(np.atleast_2d(X)); return np.c_[np.ones(n), np.zeros(n)]
-
-
-class _ConstOutcome(BaseEstimator):      # μ̂ ≡ value
-    def __init__(self, value=-1.0): self.value = value
-    def fit(self, Z, y): return self
-    def predict(self, Z): return np.full(len(np.atleast_2d(Z)), self.value)
 
 
 @pytest.fixture
