@@ -143,11 +143,14 @@ def _final_strategy(final):
     if final not in _FINALS: raise ValueError(f"final must be one of {FINALS}, got {final!r}")
     return _FINALS[final]
 
-# %% ../nbs/08_dp_cate.ipynb #83997cdb
+# %% ../nbs/08_dp_cate.ipynb #56519903
 class _ShrunkStage:
-    "τ̂(x) = θ₀ + (f(x) − f̄)ᵀθ₁: a linear stage on the public augmented features [1, f(x) − f̄] ([1] in mode 'constant')."
-    def __init__(self, theta, feature_map=None, f_ref=0.0):
+    """τ̂(x) = θ₀ + (f(x) − f̄)ᵀθ₁: a linear stage on the public augmented features [1, f(x) − f̄] ([1] in mode 'constant').
+    `noised`: how many leading coordinates are already released values (1 when the shape was fitted to targets
+    centred on the released ĉ; the parameter release then adds no second noise to them)."""
+    def __init__(self, theta, feature_map=None, f_ref=0.0, noised:int=0):
         self.theta_, self.feature_map, self.f_ref = np.asarray(theta, dtype=float), feature_map, f_ref
+        self.noised = noised
     def features(self, X):
         X = np.atleast_2d(X); one = np.ones((len(X), 1))
         return one if self.feature_map is None else np.c_[one, self.feature_map(X) - self.f_ref]
@@ -158,7 +161,7 @@ def _coordinate_sd(sigma, k:int) -> np.ndarray:
     if np.ndim(sigma) == 0: return np.asarray(sigma, dtype=float)
     return np.r_[sigma[0], np.full(k - 1, sigma[-1])]
 
-# %% ../nbs/08_dp_cate.ipynb #92e70c9c
+# %% ../nbs/08_dp_cate.ipynb #ade696c8
 class _ShrunkFinal(_RidgeFinal):
     "final='auto': private constant ĉ (DR mean) plus, in the rule's mode 'function', a centred private ridge shape on clipped DR targets."
     name, default_calibration, calibrations, constrainable, keeps_records = "auto", "parameter", ("parameter",), True, False
@@ -176,11 +179,21 @@ class _ShrunkFinal(_RidgeFinal):
         if not is_private(est.epsilon_):               # nothing noised: the shape around ĉ, no centring
             return _ShrunkStage(np.r_[c, WeightedRidge(lam, fm, radius=None).fit(X2, phi - c, rho).theta_], fm, 0.0)
         ref = np.random.default_rng(est.rule_["reference_seed"]).uniform(xb[0], xb[1], size=(2000, len(xb[0])))
+        centre = bool(est.rule_.get("center_targets"))
+        if centre and est.rule_.get("shape_learner") != "dr":
+            raise ValueError("rule: center_targets needs shape_learner='dr' (the centred targets are clipped DR targets)")
         if est.rule_.get("shape_learner") == "dr":     # clipped DR targets (public level C): weight 1 per record
             est.target_clip_ = C = est.rule_["target_clip"]
-            phi, rho = np.clip(phi_dr, -C, C), np.ones(len(phi_dr))
+            if centre and C > est.constant_bound_:      # Δ_shape bounds |target| by min(R/κ, C): needs C ≤ R/κ
+                raise ValueError(f"rule: target_clip={C} exceeds R/κ={est.constant_bound_} (centred targets)")
+            if centre: c = self.release_constant(est, c)   # ĉ released first; the targets are centred on it
+            phi, rho = np.clip(phi_dr - (c if centre else 0.0), -C, C), np.ones(len(phi_dr))
         theta = WeightedRidge(lam, fm, radius=est.theta_radius_).fit(X2, phi, rho).theta_
-        return _ShrunkStage(np.r_[c, theta], fm, fm(ref).mean(0))   # f̄_ref: public (reference points of the box)
+        return _ShrunkStage(np.r_[c, theta], fm, fm(ref).mean(0), noised=int(centre))   # f̄_ref: public (reference points)
+    def release_constant(self, est, c:float) -> float:
+        "c̃ = clamp(ĉ + N(0, σ_ĉ²), ±R): ĉ's part of the release, drawn before the shape it centres (noise stream of the fit)."
+        sd = self.parameter_noise(est)[1][0]
+        return float(self.post(est, [c + est._noise_rng.normal(0, sd)])[0])
     def query_sensitivity(self, est, Xq) -> float:
         raise ValueError("final='auto' releases its parameters once (calibration 'parameter'); query answers are "
                          "post-processing of that release")
@@ -307,7 +320,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #33f37403
+# %% ../nbs/08_dp_cate.ipynb #6d50abfe
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -371,7 +384,9 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         "auto": the public rule of `dp_causal_nb.cate_defaults` (notebook 08a) picks every hyper-parameter from public
         n, d, ε, δ and the bounds, and releases a private constant ĉ (DR mean) plus, when the budget pays for it, a
         centred private ridge shape ĉ + (f(x) − f̄_ref)ᵀθ̃, fitted to DR pseudo-outcomes clipped to the public level
-        ±R, R = the outcome range (`target_clip_`; one parameter release; `rule_` says which). With an
+        ±R, R = the outcome range (`target_clip_`; one parameter release; `rule_` says which). For d > 10 (the
+        affine map, ``rule_["center_targets"]``) ĉ is released first and the shape is fitted to the targets centred
+        on that released value (notebook 08a, "Centred targets"). With an
         explicit `calibration`, "auto" means "ridge". "ridge": weighted ridge on a public feature map; "kernel":
         weighted kernel ridge with the normalised Gaussian kernel (both with their documented defaults below).
     epsilon, delta : float, default 1.0, 1e-5
@@ -743,7 +758,7 @@ def _dpcate__fit_nuisances(self, X, A, Y, i1, p, rs):
 
 _attach(DPCATE, _dpcate__fit_nuisances, '_fit_nuisances')
 
-# %% ../nbs/08_dp_cate.ipynb #e20b9e50
+# %% ../nbs/08_dp_cate.ipynb #16c6a2e4
 def _dpcate__fit_stage(self, X, A, Y, i2, p, rs):
     "Fit the final stage on the second-stage part; with calibration 'parameter' make the single release now."
     X2, A2, Y2 = X[i2], A[i2].astype(float), Y[i2]
@@ -751,18 +766,18 @@ def _dpcate__fit_stage(self, X, A, Y, i2, p, rs):
     phi, rho = orthogonal_targets(Y2, A2, pi=pi2, mu0=m0, mu1=m1, learner=self.learner)
     self.n_stage2_ = n2 = len(i2)
     fin = _final_strategy(self.final_); self.target_clip_ = None   # set by a final that clips its targets
+    self._release, self._released, self._release_id = None, None, uuid.uuid4().hex   # claimed in accountant_
+    self._noise_rng, self._search_rng = rs["noise"], rs["search"]   # before the fit: a final may release ĉ first
     self.stage_ = fin.fit(self, X2, phi, rho, lam=p["lam"], xb=p["xb"], yb=p["yb"], rff_seed=rs["rff_stage2"],
                           targets=dict(Y=Y2, A=A2, pi=pi2, mu0=m0, mu1=m1))
     if fin.keeps_records or self.calibration_ == "ges":
         self.stage2_ = dict(X=X2, phi=phi, rho=rho, n=n2)          # curator-side: second-stage records
-    self._release, self._released, self._release_id = None, None, uuid.uuid4().hex   # claimed in accountant_
-    self._noise_rng, self._search_rng = rs["noise"], rs["search"]
     if self.calibration_ == "parameter": self._release_parameter()
     return self
 
 _attach(DPCATE, _dpcate__fit_stage, '_fit_stage')
 
-# %% ../nbs/08_dp_cate.ipynb #6588eb2e
+# %% ../nbs/08_dp_cate.ipynb #d7c8635e
 def _dpcate_params(self):
     "Public parameters the functional release needs."
     return dict(bandwidth=getattr(self, "bandwidth_", self.bandwidth), lam=self.lam_, x_bounds=self.x_bounds_,
@@ -782,7 +797,8 @@ def _dpcate_query_sensitivity(self, X_query) -> float:
 def _dpcate__release_parameter(self):
     self._claim_release("parameter")
     fin = _final_strategy(self.final_); sens, sigma = fin.parameter_noise(self)
-    th = self.stage_.theta_; sd = _coordinate_sd(sigma, len(th))
+    th = self.stage_.theta_; sd = np.array(_coordinate_sd(sigma, len(th)), dtype=float)
+    if getattr(self.stage_, "noised", 0): sd = np.r_[np.zeros(self.stage_.noised), sd[self.stage_.noised:]]   # released already
     self.theta_private_ = fin.post(self, th + (self._noise_rng.normal(0, sd, size=th.shape) if np.any(sd > 0) else 0.0))
     self.release_info_ = dict(calibration="parameter", sensitivity=sens, sigma=sigma, dp=True)
     if self.final_ == "auto":      # `sensitivity`/`sigma`: the shape's (ĉ's in mode 'constant'), as for the ridge

@@ -307,9 +307,17 @@ def test_auto_final_shape_near_tight(monkeypatch):
     sens = e0.parameter_sensitivity()
     G = math.sqrt(2) * min(e0.theta_radius_, C / math.sqrt(1000.0))
     assert sens == pytest.approx(2 * math.sqrt(2) * (C + G) / (1000.0 * e0.n_stage2_), rel=1e-12)
+    _audit_shape_pair(e0, e1, "auto/function shape")
+
+
+def _audit_shape_pair(e0, e1, label):
+    """The shape's part of a final='auto' release on a near-tight pair: the un-noised change is within 10 % of
+    parameter_sensitivity(), σ is the analytic Gaussian's at ((1 − s)ε, δ/2), the public description is the same for
+    both neighbours, the audit at σ holds and the control (noise for ε = 4) is caught."""
+    sens = e0.parameter_sensitivity()
     f0, f1 = e0.stage_.theta_[1:], e1.stage_.theta_[1:]
     ratio = float(np.linalg.norm(f1 - f0)) / sens
-    print(f"auto/function shape: observed/sensitivity = {ratio:.4f}")
+    print(f"{label}: observed/sensitivity = {ratio:.4f}")
     assert 0.9 < ratio <= 1.0
     s = e0.rule_["ate_share"]; sigma = e0.release_info_["sigma"]
     assert sigma == pytest.approx(gaussian_sigma((1 - s) * EPS, DELTA / 2, sens), rel=1e-12)
@@ -319,4 +327,69 @@ def test_auto_final_shape_near_tight(monkeypatch):
     bad = np.linalg.norm(f1 - f0) / gdp_mu(4.0, DELTA / 2)
     res_bad = audit_mechanism(_gauss(f0, f1, bad, bad), 0, 1, n_runs=100_000, delta=DELTA / 2, random_state=13)
     assert res_bad.violates((1 - s) * EPS), res_bad
-    print(f"auto/function shape: ε lower bound {res.epsilon_lower:.3f} (claimed {(1 - s) * EPS:.2f}); control {res_bad.epsilon_lower:.3f}")
+    print(f"{label}: ε lower bound {res.epsilon_lower:.3f} (claimed {(1 - s) * EPS:.2f}); control {res_bad.epsilon_lower:.3f}")
+
+
+# ---------- final='auto', d > 10 regime: the shape fitted to targets centred on the RELEASED constant ----------
+def _forced_centred(rule):
+    def forced(n, d, eps, dlt, yb, split=None):
+        p = rule(n, d, 1e9, dlt, yb, split=0.8)
+        return p | dict(mode="function", ate_share=0.2, center_targets=True)   # forced mode and centring (test device)
+    return forced
+
+
+def test_auto_final_centred_shape_near_tight(monkeypatch):
+    """With the rule's `center_targets` (notebook 08a, "Centred targets") ĉ is released first, c̃ = clamp(ĉ + N(0, σ_ĉ²)),
+    and the shape is fitted to clip(φ_DR − c̃, ±C). For every value of c̃ the shape's sensitivity is Δ_shape, so the
+    audit conditions on c̃: `release_constant` returns the same public value for both neighbours. Near-tight pair as in
+    the uncentred test (φ = R/κ for all records, one flipped to −R/(1 − κ); both far outside c̃ ± C). The audit at the
+    estimator's σ must hold; the control (noise for ε = 4) must fail. Also: the released c̃ gets no second noise, and
+    c̃ is drawn with σ_ĉ (checked on its spread over seeds)."""
+    from dp_causal_nb import cate
+    from dp_causal_nb.cate_defaults import default_cate_params as rule
+    C = YB[1] - YB[0]
+    monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule))
+    kw = dict(x_bounds=XB_T, lam=1000.0, propensity_clip=0.15, feature_map=_Linear(),
+              propensity_model=declare_private(_ConstPropensity(), EPS / 2, DELTA / 2),
+              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+    n = 60; X = np.tile([1.0, 1.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[1])
+    # (1) unconditioned: c̃ carries exactly one noise draw, with σ_ĉ
+    e = _fit(X, A, Y, **kw)
+    assert e.rule_["center_targets"] and e.stage_.noised == 1 and e.target_clip_ == C
+    assert e.theta_private_[0] == e.stage_.theta_[0]                  # no second noise on the released c̃
+    s = e.rule_["ate_share"]; sc = e.release_info_["sigma_constant"]
+    assert sc == pytest.approx(gaussian_sigma(s * EPS, DELTA / 2, 2 * e.constant_bound_ / e.n_stage2_), rel=1e-12)
+    draws = []
+    for seed in range(400):                                           # c̃ before the clamp: a wide clamp (R) binds
+        monkeypatch.setattr(cate._ShrunkFinal, "post", lambda self, est, th: np.asarray(th, dtype=float))
+        draws.append(_fit(X, A, Y, random_state=seed, **kw).stage_.theta_[0])
+    monkeypatch.undo(); monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule))
+    assert np.std(draws) == pytest.approx(sc, rel=0.15), (np.std(draws), sc)
+    # (2) conditioned on c̃ = a (public): the shape's change reaches Δ_shape within 10 %; audit and control
+    for a in (0.0, 0.7):
+        monkeypatch.setattr(cate._ShrunkFinal, "release_constant", lambda self, est, c, a=a: a)
+        e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
+        A1 = A.copy(); A1[i] = 0.0; e1 = _fit(X, A1, Y, **kw)
+        _audit_shape_pair(e0, e1, f"auto/centred shape (c̃ = {a})")
+
+
+def test_centring_on_the_unnoised_constant_is_caught(monkeypatch):
+    """Broken on purpose: centring the targets on the UN-noised ĉ (every record moves with one replacement) exceeds
+    Δ_shape, and the audit at the estimator's σ catches it. Pair: Y = y_lo for all (φ_DR = 0), one record replaced by
+    a treated Y = y_hi (φ_DR = R/κ, κ = 0.05): ĉ moves by ≈ R/(κn₂), which shifts all n₂ targets inside ±C."""
+    from dp_causal_nb import cate
+    from dp_causal_nb.cate_defaults import default_cate_params as rule
+    monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule))
+    monkeypatch.setattr(cate._ShrunkFinal, "release_constant", lambda self, est, c: c)   # the broken centre
+    kw = dict(x_bounds=XB_T, lam=4.0, propensity_clip=0.05, feature_map=_Linear(),
+              propensity_model=declare_private(_ConstPropensity(), EPS / 2, DELTA / 2),
+              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+    n = 60; X = np.tile([1.0, 1.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[0])
+    e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
+    Y1 = Y.copy(); Y1[i] = YB[1]; e1 = _fit(X, A, Y1, **kw)
+    f0, f1 = e0.stage_.theta_[1:], e1.stage_.theta_[1:]
+    ratio = float(np.linalg.norm(f1 - f0)) / e0.parameter_sensitivity()
+    sigma, s = e0.release_info_["sigma"], e0.rule_["ate_share"]
+    res = audit_mechanism(_gauss(f0, f1, sigma, sigma), 0, 1, n_runs=100_000, delta=DELTA / 2, random_state=13)
+    print(f"un-noised centre: observed/sensitivity = {ratio:.3f}; ε lower bound {res.epsilon_lower:.3f} (claimed {(1 - s) * EPS:.2f})")
+    assert ratio > 2 and res.violates((1 - s) * EPS), (ratio, res)

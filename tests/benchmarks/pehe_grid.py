@@ -6,6 +6,7 @@ Not collected by pytest.
 Usage: python tests/benchmarks/pehe_grid.py --quick   # Dataset 1 n=3000 and the mixed test bed, 1 rep (~1 min)
        python tests/benchmarks/pehe_grid.py --full    # n in {3000, 10000, 30000}, eps in {0.5,...,16, inf}, 3 reps
        python tests/benchmarks/pehe_grid.py --tune    # the tuning sweep (seeds 1000+, never the evaluation seeds)
+       python tests/benchmarks/pehe_grid.py --tune-affine > tests/benchmarks/tune_affine.md   # d > 10 (~5 min)
 Evaluation seeds: data 0, 1, 2; query points from seed 10_000 + rep (fresh draws of the same DGP).
 Single-threaded on purpose (shared CPU): OMP/BLAS threads are set to 1 before numpy is imported.
 """
@@ -95,13 +96,14 @@ def table(rows) -> str:
 def cases(full: bool):
     from dp_causal_nb.datasets import dataset1, mixed_covariates
     if full:
-        return [("Dataset 1", dataset1, n, EPS) for n in (3000, 10_000, 30_000)] + [("mixed", mixed_covariates, 5000, EPS)]
+        return ([("Dataset 1", dataset1, n, EPS) for n in (3000, 10_000, 30_000)]
+                + [("mixed", mixed_covariates, 5000, EPS[:-1] + (32, 64, np.inf))])   # past 16: where a shape pays
     return [("Dataset 1", dataset1, 3000, (1, 16, np.inf)), ("mixed", mixed_covariates, 5000, (1, np.inf))]
 
 
 def tune():
     "The tuning sweeps behind the rule's constants: seeds 1000-1002 only (never the evaluation seeds 0-2)."
-    from dp_causal_nb.datasets import dataset1, mixed_covariates
+    from dp_causal_nb.datasets import dataset1
     from dp_causal_nb.experiments import pehe
     from dp_causal_nb.cate_defaults import default_cate_params, ATE_SHARE
 
@@ -127,14 +129,52 @@ def tune():
           {c: score(dataset1, 10_000, 16, "function", 1.35, c) for c in (0.5, 1.0, 2.0)}, flush=True)
     for name, make, n, epss, As in [("Dataset 1", dataset1, 3000, (0.5, 1, 2, 4, 8, 16), (0.7, 1.35, 2.7)),
                                     ("Dataset 1", dataset1, 10_000, (0.5, 1, 2, 4, 8, 16), (0.7, 1.35, 2.7)),
-                                    ("Dataset 1", dataset1, 30_000, (0.5, 1, 2, 4, 8, 16), (0.7, 1.35, 2.7)),
-                                    ("mixed", mixed_covariates, 5000, (8, 16, 64), (10, 40, 160, 640))]:
+                                    ("Dataset 1", dataset1, 30_000, (0.5, 1, 2, 4, 8, 16), (0.7, 1.35, 2.7))]:
         for eps in epss:
             res = {"constant": score(make, n, eps, "constant")} | {f"A={A}": score(make, n, eps, "function", A) for A in As}
             print(f"{name} n={n} eps={eps}: {res}", flush=True)
 
 
+def tune_affine():
+    """The sweep behind the d > 10 regime (affine shape on targets centred on the released constant): three
+    mixed-covariate designs (d = 40, 80, 160), tuning seeds 1000-1002 only; λ = A·ν^(2/3) at the split 0.8 against the
+    private constant at the even split. Prints a markdown table (ν·d is the index of the rule's threshold)."""
+    from dp_causal_nb.datasets import MixedDGP
+    from dp_causal_nb.experiments import pehe
+    from dp_causal_nb.cate_defaults import default_cate_params, noise_index, ATE_SHARE
+    designs = [("d=40", MixedDGP(n_continuous=10, n_binary=15, levels=(3, 3, 3, 3, 3)), 5000, (4, 8, 16, 32)),
+               ("d=80", MixedDGP(), 5000, (8, 12, 16, 32, 64)),
+               ("d=80", MixedDGP(), 20_000, (2, 4, 8, 16)),
+               ("d=160", MixedDGP(n_continuous=40, n_binary=60, levels=(12, 12, 12, 12, 12)), 10_000, (8, 16, 32, 64))]
+    As = (1.35, 2.0, 2.7)
+    print("| design | n | ε | ν·d | constant | " + " | ".join(f"shape A={A}" for A in As) + " |")
+    print("|---|---|---|---|---|" + "---|" * len(As))
+    for name, dgp, n, epss in designs:
+        data = [(dgp.sample(n, s), dgp.sample(2000, 10_000 + s)) for s in (1000, 1001, 1002)]
+        d = data[0][0].X.shape[1]
+        for eps in epss:
+            def score(A):
+                ps = []
+                for (ds, q), seed in zip(data, (1000, 1001, 1002)):
+                    if A is None:
+                        p = default_cate_params(n, d, eps, 1e-5, ds.y_bounds, split=0.5) | dict(
+                            mode="constant", ate_share=1.0, feature_map=None, lam=None)
+                    else:
+                        p = default_cate_params(n, d, eps, 1e-5, ds.y_bounds, split=0.8)
+                        R = float(ds.y_bounds[1] - ds.y_bounds[0])
+                        p |= dict(mode="function", feature_map="affine", shape_learner="dr", target_clip=R,
+                                  center_targets=True, lam=float(np.clip(A * p["nu"] ** (2 / 3), 1e-4, 1.0)),
+                                  ate_share=float(np.clip(ATE_SHARE[0] * p["nu"] * d, ATE_SHARE[1], ATE_SHARE[2])))
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore"); est = _after(ds, eps, seed, params=p)
+                    ps.append(pehe(est.effect(q.X), q.tau))
+                return float(np.mean(ps))
+            nud = noise_index(n, eps, 1e-5, data[0][0].y_bounds, 0.5) * d
+            print(f"| {name} | {n} | {eps:g} | {nud:.3f} | {score(None):.3f} | " + " | ".join(f"{score(A):.3f}" for A in As) + " |", flush=True)
+
+
 if __name__ == "__main__":
+    if "--tune-affine" in sys.argv: tune_affine(); sys.exit()
     if "--tune" in sys.argv: tune(); sys.exit()
     full = "--full" in sys.argv
     t0 = time.perf_counter()
