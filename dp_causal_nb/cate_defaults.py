@@ -10,33 +10,33 @@ from .mechanisms import gaussian_sigma
 # dp_causal_nb.cate imports this module (the rule is DPCATE's default): nothing here imports cate
 
 # %% auto #0
-__all__ = ['D_RFF_MAX', 'NU_FUNCTION', 'NU_AFFINE', 'LAM_SHAPE', 'LAM_AFFINE', 'TARGET_CLIP', 'LAM_PROP', 'ATE_SHARE',
-           'SPLIT_FUNCTION', 'noise_index', 'default_cate_params', 'dr_constant_bound', 'private_constant']
+__all__ = ['D_RFF_MAX', 'NU_FUNCTION', 'NU_AFFINE', 'NU_AFFINE_MAX', 'LAM_SHAPE', 'LAM_AFFINE', 'TARGET_CLIP', 'LAM_PROP',
+           'ATE_SHARE', 'SPLIT_FUNCTION', 'noise_index', 'default_cate_params', 'dr_constant_bound', 'private_constant']
 
-# %% ../nbs/08a_cate_defaults.ipynb #cf3e4029
-def noise_index(n:int, epsilon:float, delta:float, outcome_bounds, split:float=0.5) -> float:
-    "ν = R·σ₁(ε, δ)/n₂ (public): the Gaussian noise of one bounded mean on the second-stage part, in outcome units."
-    lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1); R = float(hi[0] - lo[0])
+# %% ../nbs/08a_cate_defaults.ipynb #830e9d62
+def noise_index(n:int, epsilon:float, delta:float, split:float=0.5) -> float:
+    "ν = σ₁(ε, δ)/n₂ (public, scale-free): the Gaussian noise of one bounded mean on the second-stage part, in units of its range."
     eps, dlt = check_epsilon_delta(epsilon, delta)
     if not is_private(eps): return 0.0
     n2 = n - int(n * (1 - split))
-    return R * gaussian_sigma(eps, dlt, 1.0) / n2
+    return gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #1cd0fa62
+# %% ../nbs/08a_cate_defaults.ipynb #5b3f6c69
 D_RFF_MAX = 10       # d ≤ this: random-feature shape; d > this: affine shape on targets centred on the released ĉ
-NU_FUNCTION = 0.08   # d ≤ D_RFF_MAX: release a shape when ν·d^{3/2} ≤ this (else the private constant alone)
-NU_AFFINE = 0.12     # d > D_RFF_MAX: release the affine shape when ν·d ≤ this
-LAM_SHAPE = (1.35, 2 / 3, 1e-4, 1.0)  # λ of the shape ridge = clip(1.35·ν^{2/3}, 1e-4, 1) (λ‖θ‖² convention; erm: Λ = 2λ)
-LAM_AFFINE = (2.0, 2 / 3, 1e-4, 1.0)  # the affine shape's λ = clip(2·ν^{2/3}, 1e-4, 1)
+NU_FUNCTION = 0.01   # d ≤ D_RFF_MAX: release a shape when ν·d^{3/2} ≤ this (else the private constant alone)
+NU_AFFINE = 0.012    # d > D_RFF_MAX: release the affine shape when ν·d ≤ this ...
+NU_AFFINE_MAX = 4.5e-4  # ... and ν ≤ this (the private nuisances in d > 10: the d = 15 design lost above it)
+LAM_SHAPE = (5.4, 2 / 3, 1e-4, 1.0)   # λ of the shape ridge = clip(5.4·ν^{2/3}, 1e-4, 1) (λ‖θ‖² convention; erm: Λ = 2λ)
+LAM_AFFINE = (9.3, 2 / 3, 1e-4, 1.0)  # the affine shape's λ = clip(9.3·ν^{2/3}, 1e-4, 1)
 TARGET_CLIP = 1.0    # the shape's DR pseudo-outcomes are clipped to ±TARGET_CLIP·R (R = outcome range ⊇ |τ|)
 LAM_PROP = 3000.0    # λ of the private logistic propensity = LAM_PROP·ν₁²
-ATE_SHARE = (20.0, 0.1, 0.25)  # share of the second-stage ε for the constant with a shape: clip(20·ν·d, 0.1, 0.25)
+ATE_SHARE = (160.0, 0.1, 0.25)  # share of the second-stage ε for the constant with a shape: clip(160·ν·d, 0.1, 0.25)
 
 SPLIT_FUNCTION = 0.8  # second-stage share of the records when a shape is released (0.5 otherwise)
 
 def _shape_pays(nu:float, d:int) -> bool:
-    "The fitted decision (derivation above): ν·d^{3/2} ≤ 0.08 with random features (d ≤ 10), ν·d ≤ 0.12 affine (d > 10)."
-    return nu * d ** 1.5 <= NU_FUNCTION if d <= D_RFF_MAX else nu * d <= NU_AFFINE
+    "The fitted decision (derivation above): ν·d^{3/2} ≤ 0.01 with random features (d ≤ 10); affine (d > 10): ν·d ≤ 0.012, ν ≤ 4.5e-4."
+    return nu * d ** 1.5 <= NU_FUNCTION if d <= D_RFF_MAX else (nu * d <= NU_AFFINE and nu <= NU_AFFINE_MAX)
 
 def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds, *, split:float|None=None) -> dict:
     "Public hyper-parameters of the private CATE release from PUBLIC inputs only (derivation above); reads no data."
@@ -44,10 +44,10 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
     eps, dlt = check_epsilon_delta(epsilon, delta)
     shape = None
     if split is None:            # the mode is decided at the even split; a shape then gets SPLIT_FUNCTION of the records
-        shape = is_private(eps) and _shape_pays(noise_index(n, eps, dlt, outcome_bounds, 0.5), d)
+        shape = is_private(eps) and _shape_pays(noise_index(n, eps, dlt, 0.5), d)
         split = SPLIT_FUNCTION if shape else 0.5
     split = check_scalar(split, "split", low=0, high=1)
-    nu = noise_index(n, eps, dlt, outcome_bounds, split)
+    nu = noise_index(n, eps, dlt, split)
     p = dict(learner="r", propensity_clip=0.15, split=split, n_features=50, bandwidth=0.6, reference_seed=0, nu=nu)
     if not is_private(eps):
         return p | dict(mode="function", nuisance="boosting", ate_share=0.0, lam=1e-5, n_features=200, bandwidth=0.5,

@@ -146,24 +146,24 @@ def test_shape_sensitivity_holds(function_mode, lam, radius, learner):
 
 
 def test_rule_public_and_target_clip_lifecycle():
-    """HELD: the unpatched rule (n = 1200, d = 2, ε = 1) is in mode 'function' with target_clip = R and λ from
+    """HELD: the unpatched rule (n = 1200, d = 2, ε = 4; at ε = 1 the scale-free rule of session 6 gives this n the constant) is in mode 'function' with target_clip = R and λ from
     (n, d, ε, δ, bounds) only: two different datasets of the same size get identical rule_, lam_, target_clip_,
     release_info_; refits with ε = ∞ / final='ridge' reset target_clip_ to None and the sensitivity to the learner's."""
     n, xb = 1200, ([0.0, 0.0], [1.0, 1.0])
     def data(seed):
         rng = np.random.default_rng(seed); X = rng.uniform(0, 1, (n, 2)); A = rng.integers(0, 2, n).astype(float)
         return X, A, np.clip(X[:, 0] * A + 0.3 * rng.normal(size=n), -1, 1)
-    kw = dict(epsilon=1.0, x_bounds=xb, outcome_bounds=YB, random_state=0)
+    kw = dict(epsilon=4.0, x_bounds=xb, outcome_bounds=YB, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         e0, e1 = [DPCATE(accountant=PrivacyAccountant(), **kw).fit(Y, A, X=X) for X, A, Y in (data(1), data(2))]
-        assert e0.rule_ == e1.rule_ == RULE(n, 2, 1.0, 1e-5, YB)
+        assert e0.rule_ == e1.rule_ == RULE(n, 2, 4.0, 1e-5, YB)
         assert e0.rule_["mode"] == "function" and e0.target_clip_ == e1.target_clip_ == C
         assert e0.lam_ == e1.lam_ and e0.release_info_ == e1.release_info_
         s_auto = e0.parameter_sensitivity()
         X, A, Y = data(1)
         e0.set_params(epsilon=np.inf).fit(Y, A, X=X); assert e0.target_clip_ is None
-        e0.set_params(epsilon=1.0, final="ridge").fit(Y, A, X=X); assert e0.target_clip_ is None
+        e0.set_params(epsilon=4.0, final="ridge").fit(Y, A, X=X); assert e0.target_clip_ is None
         assert e0.parameter_sensitivity() != s_auto
         e0.set_params(final="auto").fit(Y, A, X=X)
         assert e0.target_clip_ == C and e0.parameter_sensitivity() == s_auto

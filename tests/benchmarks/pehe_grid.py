@@ -125,11 +125,11 @@ def tune():
             ps.append(pehe(est.effect(q.X), q.tau))
         return round(float(np.mean(ps)), 3)
 
-    print("clip level C (Dataset 1, n = 10 000, ε = 16, λ = 1.35·ν^(2/3)):",
-          {c: score(dataset1, 10_000, 16, "function", 1.35, c) for c in (0.5, 1.0, 2.0)}, flush=True)
-    for name, make, n, epss, As in [("Dataset 1", dataset1, 3000, (0.5, 1, 2, 4, 8, 16), (0.7, 1.35, 2.7)),
-                                    ("Dataset 1", dataset1, 10_000, (0.5, 1, 2, 4, 8, 16), (0.7, 1.35, 2.7)),
-                                    ("Dataset 1", dataset1, 30_000, (0.5, 1, 2, 4, 8, 16), (0.7, 1.35, 2.7))]:
+    print("clip level C (Dataset 1, n = 10 000, ε = 16, λ = 5.4·ν^(2/3)):",
+          {c: score(dataset1, 10_000, 16, "function", 5.4, c) for c in (0.5, 1.0, 2.0)}, flush=True)
+    for name, make, n, epss, As in [("Dataset 1", dataset1, 3000, (0.5, 1, 2, 4, 8, 16), (2.7, 5.4, 10.8)),
+                                    ("Dataset 1", dataset1, 10_000, (0.5, 1, 2, 4, 8, 16), (2.7, 5.4, 10.8)),
+                                    ("Dataset 1", dataset1, 30_000, (0.5, 1, 2, 4, 8, 16), (2.7, 5.4, 10.8))]:
         for eps in epss:
             res = {"constant": score(make, n, eps, "constant")} | {f"A={A}": score(make, n, eps, "function", A) for A in As}
             print(f"{name} n={n} eps={eps}: {res}", flush=True)
@@ -137,18 +137,19 @@ def tune():
 
 def tune_affine():
     """The sweep behind the d > 10 regime (affine shape on targets centred on the released constant): three
-    mixed-covariate designs (d = 40, 80, 160), tuning seeds 1000-1002 only; λ = A·ν^(2/3) at the split 0.8 against the
+    mixed-covariate designs (d = 15, 40, 80, 160), tuning seeds 1000-1002 only; λ = A·ν^(2/3) at the split 0.8 against the
     private constant at the even split. Prints a markdown table (ν·d is the index of the rule's threshold)."""
     from dp_causal_nb.datasets import MixedDGP
     from dp_causal_nb.experiments import pehe
     from dp_causal_nb.cate_defaults import default_cate_params, noise_index, ATE_SHARE
-    designs = [("d=40", MixedDGP(n_continuous=10, n_binary=15, levels=(3, 3, 3, 3, 3)), 5000, (4, 8, 16, 32)),
+    designs = [("d=15", MixedDGP(n_continuous=5, n_binary=5, levels=(2, 3)), 5000, (1, 2, 3, 4, 8)),
+               ("d=40", MixedDGP(n_continuous=10, n_binary=15, levels=(3, 3, 3, 3, 3)), 5000, (4, 8, 16, 32)),
                ("d=80", MixedDGP(), 5000, (8, 12, 16, 32, 64)),
                ("d=80", MixedDGP(), 20_000, (2, 4, 8, 16)),
                ("d=160", MixedDGP(n_continuous=40, n_binary=60, levels=(12, 12, 12, 12, 12)), 10_000, (8, 16, 32, 64))]
-    As = (1.35, 2.0, 2.7)
-    print("| design | n | ε | ν·d | constant | " + " | ".join(f"shape A={A}" for A in As) + " |")
-    print("|---|---|---|---|---|" + "---|" * len(As))
+    As = (6.3, 9.3, 12.5)          # λ = A·ν^(2/3), ν = σ₁/n₂ (scale-free)
+    print("| design | n | ε | ν·d | ν | constant | " + " | ".join(f"shape A={A}" for A in As) + " |")
+    print("|---|---|---|---|---|---|" + "---|" * len(As))
     for name, dgp, n, epss in designs:
         data = [(dgp.sample(n, s), dgp.sample(2000, 10_000 + s)) for s in (1000, 1001, 1002)]
         d = data[0][0].X.shape[1]
@@ -169,8 +170,8 @@ def tune_affine():
                         warnings.simplefilter("ignore"); est = _after(ds, eps, seed, params=p)
                     ps.append(pehe(est.effect(q.X), q.tau))
                 return float(np.mean(ps))
-            nud = noise_index(n, eps, 1e-5, data[0][0].y_bounds, 0.5) * d
-            print(f"| {name} | {n} | {eps:g} | {nud:.3f} | {score(None):.3f} | " + " | ".join(f"{score(A):.3f}" for A in As) + " |", flush=True)
+            nud = noise_index(n, eps, 1e-5, 0.5) * d
+            print(f"| {name} | {n} | {eps:g} | {nud:.4f} | {nud / d:.1e} | {score(None):.3f} | " + " | ".join(f"{score(A):.3f}" for A in As) + " |", flush=True)
 
 
 if __name__ == "__main__":
