@@ -21,11 +21,11 @@ def noise_index(n:int, epsilon:float, delta:float, split:float=0.5) -> float:
     n2 = n - int(n * (1 - split))
     return gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #5b3f6c69
-D_RFF_MAX = 10       # d ≤ this: random-feature shape; d > this: affine shape on targets centred on the released ĉ
+# %% ../nbs/08a_cate_defaults.ipynb #13cce9ba
+D_RFF_MAX = 5        # d ≤ this: random-feature shape; d > this: affine shape on targets centred on the released ĉ
 NU_FUNCTION = 0.01   # d ≤ D_RFF_MAX: release a shape when ν·d^{3/2} ≤ this (else the private constant alone)
 NU_AFFINE = 0.012    # d > D_RFF_MAX: release the affine shape when ν·d ≤ this ...
-NU_AFFINE_MAX = 4.5e-4  # ... and ν ≤ this (the private nuisances in d > 10: the d = 15 design lost above it)
+NU_AFFINE_MAX = 4.5e-4  # ... and ν ≤ this (the private nuisances: the d = 15 design lost above it)
 LAM_SHAPE = (5.4, 2 / 3, 1e-4, 1.0)   # λ of the shape ridge = clip(5.4·ν^{2/3}, 1e-4, 1) (λ‖θ‖² convention; erm: Λ = 2λ)
 LAM_AFFINE = (9.3, 2 / 3, 1e-4, 1.0)  # the affine shape's λ = clip(9.3·ν^{2/3}, 1e-4, 1)
 TARGET_CLIP = 1.0    # the shape's DR pseudo-outcomes are clipped to ±TARGET_CLIP·R (R = outcome range ⊇ |τ|)
@@ -35,7 +35,7 @@ ATE_SHARE = (160.0, 0.1, 0.25)  # share of the second-stage ε for the constant 
 SPLIT_FUNCTION = 0.8  # second-stage share of the records when a shape is released (0.5 otherwise)
 
 def _shape_pays(nu:float, d:int) -> bool:
-    "The fitted decision (derivation above): ν·d^{3/2} ≤ 0.01 with random features (d ≤ 10); affine (d > 10): ν·d ≤ 0.012, ν ≤ 4.5e-4."
+    "The fitted decision (derivation above): ν·d^{3/2} ≤ 0.01 with random features (d ≤ 5); affine (d > 5): ν·d ≤ 0.012, ν ≤ 4.5e-4."
     return nu * d ** 1.5 <= NU_FUNCTION if d <= D_RFF_MAX else (nu * d <= NU_AFFINE and nu <= NU_AFFINE_MAX)
 
 def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds, *, split:float|None=None) -> dict:

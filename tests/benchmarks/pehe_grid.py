@@ -6,7 +6,9 @@ Not collected by pytest.
 Usage: python tests/benchmarks/pehe_grid.py --quick   # Dataset 1 n=3000 and the mixed test bed, 1 rep (~1 min)
        python tests/benchmarks/pehe_grid.py --full    # n in {3000, 10000, 30000}, eps in {0.5,...,16, inf}, 3 reps
        python tests/benchmarks/pehe_grid.py --tune    # the tuning sweep (seeds 1000+, never the evaluation seeds)
-       python tests/benchmarks/pehe_grid.py --tune-affine > tests/benchmarks/tune_affine.md   # d > 10 (~5 min)
+       python tests/benchmarks/pehe_grid.py --tune-affine > tests/benchmarks/tune_affine.md   # d > 10 (~1 min)
+       python tests/benchmarks/pehe_grid.py --robustness > tests/benchmarks/robustness.md     # other shapes (~1 min)
+       python tests/benchmarks/pehe_grid.py --tune-switch > tests/benchmarks/tune_switch.md   # RFF vs affine by d
 Evaluation seeds: data 0, 1, 2; query points from seed 10_000 + rep (fresh draws of the same DGP).
 Single-threaded on purpose (shared CPU): OMP/BLAS threads are set to 1 before numpy is imported.
 """
@@ -174,7 +176,78 @@ def tune_affine():
             print(f"| {name} | {n} | {eps:g} | {nud:.4f} | {nud / d:.1e} | {score(None):.3f} | " + " | ".join(f"{score(A):.3f}" for A in As) + " |", flush=True)
 
 
+def _padded(n, seed, extra):
+    "Dataset 1 with `extra` irrelevant U(box) columns appended (τ depends on the first two), and 2 000 query points."
+    from dp_causal_nb.datasets import dataset1
+    ds = dataset1(n, random_state=seed); rng = np.random.default_rng(seed + 77)
+    lo, hi = float(ds.x_bounds[0][0]), float(ds.x_bounds[1][0])
+    X = np.c_[ds.X, rng.uniform(lo, hi, (n, extra))]
+    xb = (np.r_[ds.x_bounds[0], np.full(extra, lo)], np.r_[ds.x_bounds[1], np.full(extra, hi)])
+    q = ds.dgp.sample(2000, np.random.default_rng(10_000 + seed))
+    return ds, X, xb, np.c_[q.X, np.random.default_rng(seed + 99).uniform(lo, hi, (2000, extra))], q.tau
+
+
+def robustness():
+    """Designs the rule was NOT fitted on (evaluation seeds 0-2): Dataset 1 padded with 2 to 30 irrelevant columns
+    (d = 4 to 32: both feature-map regimes and the d = 10/11 switch), the rule against the private constant."""
+    from unittest import mock
+    from dp_causal_nb import cate
+    from dp_causal_nb.accounting import PrivacyAccountant
+    from dp_causal_nb.experiments import pehe
+    from dp_causal_nb.cate_defaults import default_cate_params
+    print("| design | d | n | ε | rule's mode | rule | private constant | rule / constant |\n|---|---|---|---|---|---|---|---|")
+    for extra in (2, 6, 9, 30):
+        for n in (3000, 10_000):
+            for eps in (1, 4, 16):
+                res, modes = {"rule": [], "constant": []}, set()
+                for seed in (0, 1, 2):
+                    ds, X, xb, Xq, tau = _padded(n, seed, extra)
+                    for how in res:
+                        est = cate.DPCATE(epsilon=eps, x_bounds=xb, outcome_bounds=ds.y_bounds, random_state=seed,
+                                          accountant=PrivacyAccountant())
+                        p = default_cate_params(n, X.shape[1], eps, 1e-5, ds.y_bounds, split=0.5) | dict(
+                            mode="constant", ate_share=1.0, feature_map=None, lam=None)
+                        with warnings.catch_warnings(), mock.patch.object(
+                                cate, "default_cate_params", (lambda *a, **k: dict(p)) if how == "constant" else default_cate_params):
+                            warnings.simplefilter("ignore"); est.fit(ds.Y, ds.T, X=X)
+                        res[how].append(pehe(est.effect(Xq), tau))
+                        if how == "rule": modes.add(est.rule_["mode"])
+                r, c = np.mean(res["rule"]), np.mean(res["constant"])
+                print(f"| Dataset 1 + {extra} noise columns | {2 + extra} | {n} | {eps:g} | {'/'.join(sorted(modes))} | "
+                      f"{r:.3f} | {c:.3f} | {r / c:.2f} |", flush=True)
+
+
+def tune_switch():
+    """Where the random-feature shape should give way to the affine one (the rule's D_RFF_MAX): padded Dataset 1
+    (d = 3 to 8), tuning seeds 1000-1002, the rule with each map forced for every d (D_RFF_MAX = 10 or 1)."""
+    from dp_causal_nb import cate, cate_defaults
+    from dp_causal_nb.accounting import PrivacyAccountant
+    from dp_causal_nb.experiments import pehe
+    keep = cate_defaults.D_RFF_MAX
+    print("| d | n | ε | random features (mode) | affine, centred (mode) |\n|---|---|---|---|---|")
+    try:
+        for extra in (1, 2, 3, 4, 6):
+            for n in (3000, 10_000):
+                for eps in (1, 4, 16, np.inf):
+                    cells = []
+                    for dmax in (10, 1):
+                        cate_defaults.D_RFF_MAX = dmax; ps, modes = [], set()
+                        for seed in (1000, 1001, 1002):
+                            ds, X, xb, Xq, tau = _padded(n, seed, extra)
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                est = cate.DPCATE(epsilon=eps, x_bounds=xb, outcome_bounds=ds.y_bounds, random_state=seed,
+                                                  accountant=PrivacyAccountant()).fit(ds.Y, ds.T, X=X)
+                            ps.append(pehe(est.effect(Xq), tau)); modes.add(est.rule_["mode"])
+                        cells.append(f"{np.mean(ps):.3f} ({'/'.join(sorted(modes))})")
+                    print(f"| {2 + extra} | {n} | {eps:g} | " + " | ".join(cells) + " |", flush=True)
+    finally:
+        cate_defaults.D_RFF_MAX = keep
+
+
 if __name__ == "__main__":
+    if "--tune-switch" in sys.argv: tune_switch(); sys.exit()
+    if "--robustness" in sys.argv: robustness(); sys.exit()
     if "--tune-affine" in sys.argv: tune_affine(); sys.exit()
     if "--tune" in sys.argv: tune(); sys.exit()
     full = "--full" in sys.argv
