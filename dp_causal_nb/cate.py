@@ -320,7 +320,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #6d50abfe
+# %% ../nbs/08_dp_cate.ipynb #f671254e
 def _set_if_param(model, **kw):
     "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
@@ -384,7 +384,7 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         "auto": the public rule of `dp_causal_nb.cate_defaults` (notebook 08a) picks every hyper-parameter from public
         n, d, ε, δ and the bounds, and releases a private constant ĉ (DR mean) plus, when the budget pays for it, a
         centred private ridge shape ĉ + (f(x) − f̄_ref)ᵀθ̃, fitted to DR pseudo-outcomes clipped to the public level
-        ±R, R = the outcome range (`target_clip_`; one parameter release; `rule_` says which). For d > 10 (the
+        ±R, R = the outcome range (`target_clip_`; one parameter release; `rule_` says which). For d > 5 (the
         affine map, ``rule_["center_targets"]``) ĉ is released first and the shape is fitted to the targets centred
         on that released value (notebook 08a, "Centred targets"). With an
         explicit `calibration`, "auto" means "ridge". "ridge": weighted ridge on a public feature map; "kernel":

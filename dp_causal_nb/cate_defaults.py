@@ -21,7 +21,7 @@ def noise_index(n:int, epsilon:float, delta:float, split:float=0.5) -> float:
     n2 = n - int(n * (1 - split))
     return gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #13cce9ba
+# %% ../nbs/08a_cate_defaults.ipynb #9d91ee4b
 D_RFF_MAX = 5        # d ≤ this: random-feature shape; d > this: affine shape on targets centred on the released ĉ
 NU_FUNCTION = 0.01   # d ≤ D_RFF_MAX: release a shape when ν·d^{3/2} ≤ this (else the private constant alone)
 NU_AFFINE = 0.012    # d > D_RFF_MAX: release the affine shape when ν·d ≤ this ...
@@ -42,6 +42,7 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
     "Public hyper-parameters of the private CATE release from PUBLIC inputs only (derivation above); reads no data."
     n = int(check_scalar(n, "n", low=8, low_inclusive=True)); d = int(check_scalar(d, "d", low=1, low_inclusive=True))
     eps, dlt = check_epsilon_delta(epsilon, delta)
+    lo_y, hi_y = check_bounds(outcome_bounds, "outcome_bounds", 1); R = float(hi_y[0] - lo_y[0])   # C = R only: ν is scale-free
     shape = None
     if split is None:            # the mode is decided at the even split; a shape then gets SPLIT_FUNCTION of the records
         shape = is_private(eps) and _shape_pays(noise_index(n, eps, dlt, 0.5), d)
@@ -57,7 +58,6 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
     if _shape_pays(nu, d) if shape is None else shape:
         share = float(np.clip(ATE_SHARE[0] * nu * d, ATE_SHARE[1], ATE_SHARE[2]))
         affine = d > D_RFF_MAX; a, b, lo, hi = LAM_AFFINE if affine else LAM_SHAPE
-        lo_y, hi_y = check_bounds(outcome_bounds, "outcome_bounds", 1); R = float(hi_y[0] - lo_y[0])
         return p | dict(mode="function", feature_map="affine" if affine else "rff", ate_share=share,
                         lam=float(np.clip(a * nu ** b, lo, hi)), shape_learner="dr", target_clip=TARGET_CLIP * R,
                         center_targets=affine)

@@ -1,4 +1,4 @@
-"""Session-6 adversarial review of DPCATE's centred shape release (final='auto', rule key `center_targets`, d > 10).
+"""Session-6 adversarial review of DPCATE's centred shape release (final='auto', rule key `center_targets`, d > 5).
 Two latent findings, unreachable with the shipped rule (it always pairs centring with clipped DR targets at C = R),
 each now refused for every dataset alike (a public-parameter error, raised before any noise is drawn):
 L1: `center_targets` without `shape_learner='dr'` published the UN-noised ĉ (the stage said it was already noised).

@@ -330,7 +330,7 @@ def _audit_shape_pair(e0, e1, label):
     print(f"{label}: ε lower bound {res.epsilon_lower:.3f} (claimed {(1 - s) * EPS:.2f}); control {res_bad.epsilon_lower:.3f}")
 
 
-# ---------- final='auto', d > 10 regime: the shape fitted to targets centred on the RELEASED constant ----------
+# ---------- final='auto', affine regime (d > 5): the shape fitted to targets centred on the RELEASED constant ----------
 def _forced_centred(rule):
     def forced(n, d, eps, dlt, yb, split=None):
         p = rule(n, d, 1e9, dlt, yb, split=0.8)
