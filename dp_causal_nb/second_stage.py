@@ -14,8 +14,8 @@ from .rkhs import check_lam, fit_kernel_regression, SquaredLoss, rkhs_sensitivit
 from .erm import LAM_FLOOR  # the library's one public floor on λ relative to the feature scale
 
 # %% auto #0
-__all__ = ['LAMBDA_CONVENTION', 'library_lam', 'WeightedRidge', 'WeightedKernelRidge', 'stage2_constants', 'check_stage2_records',
-           'ridge_parameter_sensitivity', 'kernel_rkhs_sensitivity', 'StageRelease']
+__all__ = ['LAMBDA_CONVENTION', 'library_lam', 'check_lam_floor', 'WeightedRidge', 'WeightedKernelRidge', 'stage2_constants',
+           'check_stage2_records', 'ridge_parameter_sensitivity', 'kernel_rkhs_sensitivity', 'StageRelease']
 
 # %% ../nbs/07a_second_stage.ipynb #94ba17e1
 LAMBDA_CONVENTION = "J(theta) = (1/n) sum_i w_i loss(theta; z_i) + (lam/2) ||theta||^2"
@@ -28,12 +28,18 @@ def library_lam(lam_paper:float, # λ of the paper's form (1/n) Σ ρ ℓ + λ |
     lam = check_lam(lam_paper)
     return lam if half_loss else 2.0 * lam
 
-# %% ../nbs/07a_second_stage.ipynb #a2a0c6df
+# %% ../nbs/07a_second_stage.ipynb #ed3893eb
 def _check_stage_inputs(X, phi, rho):
     X = check_array(X, "X", ndim=2); phi = check_array(phi, "phi", ndim=1); rho = check_array(rho, "rho", ndim=1)
     if not (len(X) == len(phi) == len(rho)): raise ValueError(f"X, phi, rho lengths differ: {len(X)}, {len(phi)}, {len(rho)}")
     if np.any(rho < 0): raise ValueError("rho (second-stage weights) must be non-negative")
     return X, phi, rho
+
+def check_lam_floor(lam:float, Bf:float):
+    "Refuse λ < LAM_FLOOR·B_f² (public: below it the weighted Gram plus λI can be numerically singular on some data only)."
+    if lam < LAM_FLOOR * Bf * Bf:
+        raise ValueError(f"lam must be at least {LAM_FLOOR:g}·B_f² = {LAM_FLOOR * Bf * Bf:.3g} (B_f = the feature "
+                         "map's norm bound); a smaller λ is a parameter error for every dataset")
 
 class WeightedRidge:
     "Parametric second stage $g(x)=\\theta^\\top f(x)$, $\\hat\\theta=\\arg\\min\\frac1n\\sum\\rho_i(\\phi_i-\\theta^\\top f(X_i))^2+\\lambda\\lVert\\theta\\rVert^2$ (optionally over $\\lVert\\theta\\rVert\\le$ `radius`)."
@@ -45,9 +51,7 @@ class WeightedRidge:
     def fit(self, X, phi, rho):
         X, phi, rho = _check_stage_inputs(X, phi, rho)
         Bf = getattr(self.feature_map, "norm_bound", None)     # public; ρ ≤ 1 for the R- and DR-learner weights
-        if Bf is not None and self.lam < LAM_FLOOR * Bf * Bf:  # else A could be numerically singular on some data only
-            raise ValueError(f"lam must be at least {LAM_FLOOR:g}·B_f² = {LAM_FLOOR * Bf * Bf:.3g} (B_f = the feature "
-                             "map's norm bound); a smaller λ is a parameter error for every dataset")
+        if Bf is not None: check_lam_floor(self.lam, Bf)       # else A could be numerically singular on some data only
         F = self.features(X); n, p = F.shape
         self.A_ = (F.T * rho) @ F / n + self.lam * np.eye(p)
         self.chol_ = linalg.cho_factor(self.A_)
