@@ -786,7 +786,7 @@ def _dpcate__fit_stage(self, X, A, Y, i2, p, rs):
 
 _attach(DPCATE, _dpcate__fit_stage, '_fit_stage')
 
-# %% ../nbs/08_dp_cate.ipynb #d7c8635e
+# %% ../nbs/08_dp_cate.ipynb #67a21c2c
 def _dpcate_params(self):
     "Public parameters the functional release needs."
     return dict(bandwidth=getattr(self, "bandwidth_", self.bandwidth), lam=self.lam_, x_bounds=self.x_bounds_,
@@ -806,8 +806,8 @@ def _dpcate_query_sensitivity(self, X_query) -> float:
 def _dpcate__release_parameter(self):
     self._claim_release("parameter")
     fin = _final_strategy(self.final_); sens, sigma = fin.parameter_noise(self)
-    th = self.stage_.theta_; sd = np.array(_coordinate_sd(sigma, len(th)), dtype=float)
-    if getattr(self.stage_, "noised", 0): sd = np.r_[np.zeros(self.stage_.noised), sd[self.stage_.noised:]]   # released already
+    th = self.stage_.theta_; sd = np.array(_coordinate_sd(sigma, len(th)), dtype=float)   # a copy
+    if getattr(self.stage_, "noised", 0): sd[:self.stage_.noised] = 0.0   # leading coordinates released already
     self.theta_private_ = fin.post(self, th + (self._noise_rng.normal(0, sd, size=th.shape) if np.any(sd > 0) else 0.0))
     self.release_info_ = dict(calibration="parameter", sensitivity=sens, sigma=sigma, dp=True)
     if self.final_ == "auto":      # `sensitivity`/`sigma`: the shape's (ĉ's in mode 'constant'), as for the ridge

@@ -9,7 +9,7 @@ import pytest
 from dp_causal_nb import cate
 from dp_causal_nb.cate_defaults import default_cate_params as rule
 from dp_causal_nb.erm import declare_private
-from test_audit_cate import _fit, _Linear, _ConstPropensity, _ConstOutcome, XB_T, YB, EPS, DELTA
+from test_audit_cate import _fit, _forced_centred, _Linear, _ConstPropensity, _ConstOutcome, XB_T, YB, EPS, DELTA
 
 R = YB[1] - YB[0]
 KW = dict(x_bounds=XB_T, lam=1000.0, propensity_clip=0.15, feature_map=_Linear(),
@@ -18,22 +18,17 @@ KW = dict(x_bounds=XB_T, lam=1000.0, propensity_clip=0.15, feature_map=_Linear()
 X, A, Y = np.tile([1.0, 1.0], (60, 1)), np.ones(60), np.full(60, YB[1])
 
 
-def _forced(**extra):
-    def f(n, d, eps, dlt, yb, split=None):
-        return rule(n, d, 1e9, dlt, yb, split=0.8) | dict(mode="function", ate_share=0.2, center_targets=True) | extra
-    return f
-
 
 def test_L1_centring_without_dr_targets_is_refused(monkeypatch):
-    monkeypatch.setattr(cate, "default_cate_params", _forced(shape_learner="r"))
+    monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule, shape_learner="r"))
     with pytest.raises(ValueError, match="center_targets needs shape_learner='dr'"):
         _fit(X, A, Y, **KW)
 
 
 def test_L2_centred_clip_above_R_over_kappa_is_refused(monkeypatch):
-    monkeypatch.setattr(cate, "default_cate_params", _forced(target_clip=100 * R))
+    monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule, target_clip=100 * R))
     with pytest.raises(ValueError, match="exceeds R/κ"):
         _fit(X, A, Y, **KW)
-    monkeypatch.setattr(cate, "default_cate_params", _forced(target_clip=R))      # the shipped level fits
+    monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule, target_clip=R))      # the shipped level fits
     e = _fit(X, A, Y, **KW)
     assert e.stage_.noised == 1 and e.target_clip_ == R

@@ -331,10 +331,11 @@ def _audit_shape_pair(e0, e1, label):
 
 
 # ---------- final='auto', affine regime (d > 5): the shape fitted to targets centred on the RELEASED constant ----------
-def _forced_centred(rule):
+def _forced_centred(rule, **extra):
+    "The rule's function-mode parameters with centring forced (a test device); `extra` overrides further keys."
     def forced(n, d, eps, dlt, yb, split=None):
         p = rule(n, d, 1e9, dlt, yb, split=0.8)
-        return p | dict(mode="function", ate_share=0.2, center_targets=True)   # forced mode and centring (test device)
+        return p | dict(mode="function", ate_share=0.2, center_targets=True) | extra
     return forced
 
 

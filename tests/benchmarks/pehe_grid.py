@@ -26,16 +26,23 @@ def _before(ds, eps, rep):
                   accountant=PrivacyAccountant()).fit(ds.Y, ds.T, X=ds.X)
 
 
-def _after(ds, eps, rep, params=None):
-    "DPCATE() with the rule; `params` (tuning only) replaces the rule's dict for this fit."
+def _after(ds, eps, rep, params=None, X=None, x_bounds=None):
+    "DPCATE() with the rule; `params` (tuning only) replaces the rule's dict for this fit; X/x_bounds replace ds's."
     from unittest import mock
     from dp_causal_nb import cate
     from dp_causal_nb.accounting import PrivacyAccountant
-    est = cate.DPCATE(epsilon=eps, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, accountant=PrivacyAccountant(),
-                      random_state=rep)
-    if params is None: return est.fit(ds.Y, ds.T, X=ds.X)
+    X, xb = (ds.X, ds.x_bounds) if X is None else (X, x_bounds)
+    est = cate.DPCATE(epsilon=eps, x_bounds=xb, outcome_bounds=ds.y_bounds, accountant=PrivacyAccountant(), random_state=rep)
+    if params is None: return est.fit(ds.Y, ds.T, X=X)
     with mock.patch.object(cate, "default_cate_params", lambda *a, **k: dict(params)):
-        return est.fit(ds.Y, ds.T, X=ds.X)
+        return est.fit(ds.Y, ds.T, X=X)
+
+
+def _constant_params(n, d, eps, y_bounds):
+    "The rule's parameters with the private constant forced (the baseline every shape is compared with)."
+    from dp_causal_nb.cate_defaults import default_cate_params
+    return default_cate_params(n, d, eps, 1e-5, y_bounds, split=0.5) | dict(mode="constant", ate_share=1.0,
+                                                                             feature_map=None, lam=None)
 
 
 def _econml(ds, rep):
@@ -115,8 +122,7 @@ def tune():
             ds = make(n, random_state=seed); q = ds.dgp.sample(2000, np.random.default_rng(10_000 + seed))
             d, R = ds.X.shape[1], float(ds.y_bounds[1] - ds.y_bounds[0])
             if mode == "constant":
-                p = default_cate_params(n, d, eps, 1e-5, ds.y_bounds, split=0.5) | dict(mode="constant", ate_share=1.0,
-                                                                                      feature_map=None, lam=None)
+                p = _constant_params(n, d, eps, ds.y_bounds)
             else:
                 p = default_cate_params(n, d, eps, 1e-5, ds.y_bounds, split=0.8)
                 p |= dict(mode="function", feature_map="rff" if d <= 10 else "affine", shape_learner="dr",
@@ -160,8 +166,7 @@ def tune_affine():
                 ps = []
                 for (ds, q), seed in zip(data, (1000, 1001, 1002)):
                     if A is None:
-                        p = default_cate_params(n, d, eps, 1e-5, ds.y_bounds, split=0.5) | dict(
-                            mode="constant", ate_share=1.0, feature_map=None, lam=None)
+                        p = _constant_params(n, d, eps, ds.y_bounds)
                     else:
                         p = default_cate_params(n, d, eps, 1e-5, ds.y_bounds, split=0.8)
                         R = float(ds.y_bounds[1] - ds.y_bounds[0])
@@ -189,12 +194,8 @@ def _padded(n, seed, extra):
 
 def robustness():
     """Designs the rule was NOT fitted on (evaluation seeds 0-2): Dataset 1 padded with 2 to 30 irrelevant columns
-    (d = 4 to 32: both feature-map regimes and the d = 10/11 switch), the rule against the private constant."""
-    from unittest import mock
-    from dp_causal_nb import cate
-    from dp_causal_nb.accounting import PrivacyAccountant
+    (d = 4 to 32: both feature-map regimes), the rule against the private constant."""
     from dp_causal_nb.experiments import pehe
-    from dp_causal_nb.cate_defaults import default_cate_params
     print("| design | d | n | ε | rule's mode | rule | private constant | rule / constant |\n|---|---|---|---|---|---|---|---|")
     for extra in (2, 6, 9, 30):
         for n in (3000, 10_000):
@@ -203,13 +204,9 @@ def robustness():
                 for seed in (0, 1, 2):
                     ds, X, xb, Xq, tau = _padded(n, seed, extra)
                     for how in res:
-                        est = cate.DPCATE(epsilon=eps, x_bounds=xb, outcome_bounds=ds.y_bounds, random_state=seed,
-                                          accountant=PrivacyAccountant())
-                        p = default_cate_params(n, X.shape[1], eps, 1e-5, ds.y_bounds, split=0.5) | dict(
-                            mode="constant", ate_share=1.0, feature_map=None, lam=None)
-                        with warnings.catch_warnings(), mock.patch.object(
-                                cate, "default_cate_params", (lambda *a, **k: dict(p)) if how == "constant" else default_cate_params):
-                            warnings.simplefilter("ignore"); est.fit(ds.Y, ds.T, X=X)
+                        p = _constant_params(n, X.shape[1], eps, ds.y_bounds) if how == "constant" else None
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore"); est = _after(ds, eps, seed, params=p, X=X, x_bounds=xb)
                         res[how].append(pehe(est.effect(Xq), tau))
                         if how == "rule": modes.add(est.rule_["mode"])
                 r, c = np.mean(res["rule"]), np.mean(res["constant"])
@@ -220,8 +217,7 @@ def robustness():
 def tune_switch():
     """Where the random-feature shape should give way to the affine one (the rule's D_RFF_MAX): padded Dataset 1
     (d = 3 to 8), tuning seeds 1000-1002, the rule with each map forced for every d (D_RFF_MAX = 10 or 1)."""
-    from dp_causal_nb import cate, cate_defaults
-    from dp_causal_nb.accounting import PrivacyAccountant
+    from dp_causal_nb import cate_defaults
     from dp_causal_nb.experiments import pehe
     keep = cate_defaults.D_RFF_MAX
     print("| d | n | ε | random features (mode) | affine, centred (mode) |\n|---|---|---|---|---|")
@@ -235,9 +231,7 @@ def tune_switch():
                         for seed in (1000, 1001, 1002):
                             ds, X, xb, Xq, tau = _padded(n, seed, extra)
                             with warnings.catch_warnings():
-                                warnings.simplefilter("ignore")
-                                est = cate.DPCATE(epsilon=eps, x_bounds=xb, outcome_bounds=ds.y_bounds, random_state=seed,
-                                                  accountant=PrivacyAccountant()).fit(ds.Y, ds.T, X=X)
+                                warnings.simplefilter("ignore"); est = _after(ds, eps, seed, X=X, x_bounds=xb)
                             ps.append(pehe(est.effect(Xq), tau)); modes.add(est.rule_["mode"])
                         cells.append(f"{np.mean(ps):.3f} ({'/'.join(sorted(modes))})")
                     print(f"| {2 + extra} | {n} | {eps:g} | " + " | ".join(cells) + " |", flush=True)
