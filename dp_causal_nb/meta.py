@@ -368,9 +368,9 @@ def r_stage_clip(phi, rho, residual_bound:float, propensity_clip:float):
     with np.errstate(divide="ignore"): b = residual_bound / np.sqrt(rho)
     return np.where(rho > 0, np.clip(np.asarray(phi, float), -b, b), 0.0), rho
 
-# %% ../nbs/17_meta_learners.ipynb #905f5169
-from .core import noise_generator
-from .erm import solve_ridge, output_perturbation_noise, draw_noise, LAM_FLOOR, _project_rows
+# %% ../nbs/17_meta_learners.ipynb #919ce6a4
+from .secure_noise import noise_rng
+from .erm import solve_ridge, output_perturbation_noise, perturb_output, LAM_FLOOR, _project_rows
 from .targets import check_propensity_clip
 
 class DPRStageRidge(DPRidgeRegression):
@@ -397,7 +397,7 @@ class DPRStageRidge(DPRidgeRegression):
         self.feature_map, self.x_bounds, self.accountant, self.label, self.random_state = feature_map, x_bounds, accountant, label, random_state
         self.method, self.allow_inferred_bounds = "output", False
 
-# %% ../nbs/17_meta_learners.ipynb #5ecdc35c
+# %% ../nbs/17_meta_learners.ipynb #019eba97
 def _rstage_fit(self, X, y, sample_weight=None):
     if self.residual_bound is None or self.propensity_clip is None:
         raise ValueError("DPRStageRidge: declare the public residual_bound (outcome range R) and propensity_clip κ")
@@ -416,7 +416,7 @@ def _rstage_fit(self, X, y, sample_weight=None):
     sens = r_stage_sensitivity(n, lam, residual_bound=R, propensity_clip=k, norm_bound=Rx)
     noise = output_perturbation_noise(eps, dlt, sens)
     spent, acc = self._spend(eps, dlt, "output perturbation, R-stage sensitivity", ())   # BudgetError before any noise
-    coef = theta + draw_noise(noise, Phi.shape[1], random_state=noise_generator(self.random_state))
+    coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
     return self._set_fitted(coef_=coef, y_center_=0.0, feature_map_=fm, n_features_in_=X.shape[1], sensitivity_=sens,
                             noise_=noise, lam_effective_=lam, epsilon_spent_=spent[0], delta_spent_=spent[1],
                             charged_to_=acc, bounds_inferred_=())

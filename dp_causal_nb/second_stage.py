@@ -193,7 +193,7 @@ def kernel_rkhs_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:fl
     c = stage2_constants(learner, y_bounds, propensity_clip, lam=lam, bandwidth=bandwidth, q=q)
     return rkhs_sensitivity(lipschitz=c["weighted_lipschitz"], lam=lam, n=n, bandwidth=bandwidth, q=q)
 
-# %% ../nbs/07a_second_stage.ipynb #1312a56c
+# %% ../nbs/07a_second_stage.ipynb #685b2db3
 from dataclasses import dataclass
 from typing import Callable
 
@@ -213,7 +213,7 @@ class StageRelease:
     epsilon: float
     delta: float
     claim: Callable             # claim(label): marks the owner's single release as made; BudgetError if it was
-    noise_rng: object = None    # the owner's noise stream (None: give `random_state` to the release)
+    random_state: object = None # the owner's public random_state (seeds the noise only inside reproducible_noise())
     warn_training_queries: bool = False
 
     @property
@@ -230,7 +230,7 @@ class StageRelease:
 
     @classmethod
     def from_records(cls, X, phi, rho, *, learner, outcome_bounds, propensity_clip, lam, bandwidth, x_bounds, epsilon,
-                     delta, claim, noise_rng=None, warn_training_queries=False) -> "StageRelease":
+                     delta, claim, random_state=None, warn_training_queries=False) -> "StageRelease":
         "Check the records against the public bounds (raises before any claim), then fit the certified stage once."
         X, phi, rho = check_array(X, "X", ndim=2), check_array(phi, "phi", ndim=1), check_array(rho, "rho", ndim=1)
         c = stage2_constants(learner, outcome_bounds, propensity_clip, lam=lam, bandwidth=bandwidth, q=X.shape[1])
@@ -238,7 +238,7 @@ class StageRelease:
         st = WeightedKernelRidge(lam, bandwidth, loss_bound=c["loss_range"], rho_max=c["rho_max"],
                                  weighted_lipschitz=c["weighted_lipschitz"]).fit(X, phi, rho)
         return cls(st, X, phi, rho, learner, outcome_bounds, propensity_clip, lam, bandwidth, x_bounds, epsilon, delta,
-                   claim, noise_rng, warn_training_queries)
+                   claim, random_state, warn_training_queries)
 
     def __repr__(self):
         return (f"StageRelease(learner={self.learner!r}, n={len(self.phi)}, lam={self.lam:g}, bandwidth={self.bandwidth:g}, "

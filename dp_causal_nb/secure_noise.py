@@ -210,7 +210,7 @@ def plan_laplace(scale:float, # Laplace scale b calibrated for `sensitivity` (0:
     sens = check_scalar(sensitivity, "sensitivity", low=0)
     return _plan("laplace", scale, sens, float(dim), dim, 16)
 
-# %% ../nbs/01a_secure_noise.ipynb #13d787fe
+# %% ../nbs/01a_secure_noise.ipynb #fad16aae
 _LIMIT = 2.0 ** 52
 
 def snap(value, step:float) -> np.ndarray:
@@ -226,17 +226,20 @@ _SAMPLERS = {"gaussian": rounded_gaussian, "laplace": discrete_laplace}
 def grid_release(value, # the value f(D): scalar or array
                  plan:GridPlan, # public plan (plan_gaussian / plan_laplace)
                  rng:np.random.Generator, # a secret noise stream (noise_rng); never stored by the caller
+                 size:int|None=None, # that many independent releases, stacked on a first axis (audits); None: one
                 ):
-    "γ·(m + noise) on the public grid: a float for scalar input, an array otherwise (theorem above)."
+    "γ·(m + noise) on the public grid: a float for one scalar release, an array otherwise (theorem above)."
     x = np.asarray(value, dtype=float)
     if x.size != plan.dim and plan.kind != "none":
         raise ValueError(f"value has {x.size} coordinates, the plan was made for {plan.dim}")
-    if plan.kind == "none": out = x.copy()
+    shape = x.shape if size is None else (int(size), *x.shape)
+    if plan.kind == "none": out = np.broadcast_to(x, shape).copy()
     else:
-        m = snap(x, plan.step).ravel()
+        m = np.broadcast_to(snap(x, plan.step), shape).ravel()
+        noise = _SAMPLERS[plan.kind](plan.units, m.size, rng)
         with np.errstate(over="ignore"):
-            out = ((m + _SAMPLERS[plan.kind](plan.units, m.size, rng)).astype(float) * plan.step).reshape(x.shape)
-    return float(out) if x.ndim == 0 else out
+            out = ((m + noise).astype(float) * plan.step).reshape(shape)
+    return float(out) if out.ndim == 0 else out
 
 # %% ../nbs/01a_secure_noise.ipynb #187c7585
 _NOISE_TAG = 0x6E6F697365   # "noise": keeps a reproducible noise stream apart from the public streams of a seed

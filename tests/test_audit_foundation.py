@@ -22,12 +22,12 @@ D1 = D0.copy(); D1[0] = 1.0
 
 def gauss(eps, delta, sens, method="analytic"):
     "Batch audit wrapper: `size` copies of f(D), each with its own noise, are `size` independent runs."
-    return lambda D, size, rng: gaussian_mechanism(np.full(size, D.sum()), sens, eps, delta, method=method,
+    return lambda D, size, rng: gaussian_mechanism(float(D.sum()), sens, eps, delta, size=size, method=method,
                                                    random_state=rng)
 
 
 def laplace(eps, sens):
-    return lambda D, size, rng: laplace_mechanism(np.full(size, D.sum()), sens, eps, random_state=rng)
+    return lambda D, size, rng: laplace_mechanism(float(D.sum()), sens, eps, size=size, random_state=rng)
 
 
 def audit(mech, delta, seed=0, **kw):
