@@ -13,7 +13,8 @@ from .core import (PrivacyLeakWarning, check_scalar, check_array, check_epsilon_
                                check_consistent_length, check_random_state, check_bounds, MAX_BOUND, check_in_bounds, is_private)
 from .secure_noise import plan_gaussian, grid_release, noise_rng
 from .accounting import resolve_accountant
-from .release_format import save_release, load_release, ReleaseFormatError
+from .release_format import (save_release, load_release, ReleaseFormatError, check_recomputed,
+                                         stored_number)
 from .mechanisms import gaussian_sigma, gdp_epsilon
 from .rkhs import (LAMBDA_CONVENTION, KernelRegression, SquaredLoss, LipschitzLoss, check_loss,
                                fit_kernel_regression, rkhs_sensitivity, check_lam, solver_tolerance)
@@ -62,7 +63,7 @@ def select_noise_scale(scales:dict, noise:str="proof") -> float:
                       "drops a square root; see dp_causal_nb.rkhs)", PrivacyLeakWarning, stacklevel=3)
     return scales["paper"]
 
-# %% ../nbs/10_functional.ipynb #b7180355
+# %% ../nbs/10_functional.ipynb #a21df941
 def _encode_queries(schema, X):
     "Query points as the encoded array: a data frame / dict goes through the fit's public schema (notebook 00a)."
     if schema is not None and not isinstance(X, np.ndarray) and (hasattr(X, "columns") or isinstance(X, dict)):
@@ -238,16 +239,27 @@ class PublishedCATEValues:
         d = ((X[:, None, :] - self.points[None, :, :]) ** 2).sum(-1)
         return self.values[d.argmin(1)]
     def save(self, path) -> str:
-        "Write the release as `.npz` (numeric arrays) + JSON metadata (`dp_causal_nb.release_format`); returns the path."
+        """Write the release as `.npz` (numeric arrays) + JSON metadata (`release_format`); returns the path.
+
+        The privacy labels in `info` are checked first as `load` checks them. They are not signed: anyone can edit
+        the file, and `load` catches an inconsistent label, not a consistent forgery; publish the file's
+        `release_format.release_sha256` next to it."""
+        _check_grid_info(path, self.info, np.asarray(self.points))
         return save_release(path, "PublishedCATEValues", {"points": self.points, "values": self.values}, self.info)
     @classmethod
     def load(cls, path) -> "PublishedCATEValues":
-        "Read a file written by `save`; validates it and never unpickles."
+        """Read a file written by `save`; validates it and never unpickles.
+
+        Every derived privacy number of the metadata (the noise scales, the sensitivities, the solver inflation) is
+        recomputed from the stored public inputs (ε, δ, n, λ, bandwidth, Lipschitz bounds, τ) and a mismatch is
+        refused (`ReleaseFormatError` naming the field). The labels are unauthenticated: this catches an edited
+        label, not a consistent forgery; compare `release_format.release_sha256(path)` with the publisher's hash."""
         a, info = load_release(path, "PublishedCATEValues", {"points": ("f", 2), "values": ("f", 1)})
         if len(a["values"]) != len(a["points"]): raise ReleaseFormatError(f"{path}: points and values differ in length")
+        _check_grid_info(path, info, a["points"])
         return cls(points=a["points"], values=a["values"], info=info)
 
-# %% ../nbs/10_functional.ipynb #d81c5cc3
+# %% ../nbs/10_functional.ipynb #9a4d816e
 def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_max=1.0, weighted_lipschitz=None,
                      noise="proof", solver_tol=None) -> dict:
     "Every public quantity of a functional release (no data): Δ, τ, inflation, scales, r, μ, charged ε, info."
@@ -266,7 +278,8 @@ def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_
     mu = (D + extra) / r if r > 0 else np.inf
     eps_true = gdp_epsilon(mu, dlt) if is_private(eps) and r < scales["analytic"] else eps
     info = dict(noise=noise, epsilon=eps, delta=dlt, scales=scales, lambda_convention=LAMBDA_CONVENTION,
-                solver_tol=tol["tau"], solver_inflation=extra)
+                solver_tol=tol["tau"], solver_inflation=extra, n=n, bandwidth=h, lam=lam, rho_max=rho_max,
+                lipschitz=loss.lipschitz, weighted_lipschitz=M)     # the public inputs a file's labels are checked with
     return dict(loss=loss, lam=lam, bandwidth=h, rho_max=rho_max, M=M, solver_tol=solver_tol, tol=tol, D=D,
                 extra=extra, r=r, mu=mu, epsilon=eps, delta=dlt, epsilon_charged=max(eps, eps_true), info=info)
 
@@ -459,14 +472,26 @@ class SharedCATEFunction:
         return fourier_features(X, self.omega) @ self.coef
     effect = __call__
     def save(self, path) -> str:
-        "Write the release as `.npz` (numeric arrays) + JSON metadata (`dp_causal_nb.release_format`); returns the path."
+        """Write the release as `.npz` (numeric arrays) + JSON metadata (`release_format`); returns the path.
+
+        The privacy labels in `info` are checked first as `load` checks them. They are not signed: anyone can edit
+        the file, and `load` catches an inconsistent label, not a consistent forgery; publish the file's
+        `release_format.release_sha256` next to it (`dp-causal cate --save` prints it)."""
         lo, hi = (np.asarray(b, float) for b in self.x_bounds)
         info = self.info if self.schema is None else {**self.info, "schema": self.schema.to_dict()}
+        _check_shared_info(path, info, np.asarray(self.omega))
         return save_release(path, "SharedCATEFunction", {"omega": self.omega, "coef": self.coef, "x_lo": lo, "x_hi": hi},
                             info)
     @classmethod
     def load(cls, path) -> "SharedCATEFunction":
-        "Read a file written by `save`; validates shapes and types and never unpickles."
+        """Read a file written by `save`; validates shapes and types and never unpickles.
+
+        Every derived privacy number of the metadata (σ, the sensitivity, the solver inflation and, in files written
+        by `dp-causal cate --save`, the per-point noise SD and the privacy label) is recomputed from the stored public
+        inputs (ε, δ, n, λ, bandwidth, M, τ, the number of features) and a mismatch is refused (`ReleaseFormatError`
+        naming the field, the stored and the recomputed value). The labels are unauthenticated: this catches an
+        edited label, not a consistent forgery; compare `release_format.release_sha256(path)` with the hash the
+        publisher posted (`dp-causal cate-eval --expect-sha256`)."""
         a, info = load_release(path, "SharedCATEFunction",
                                {"omega": ("f", 2), "coef": ("f", 1), "x_lo": ("f", 1), "x_hi": ("f", 1)})
         q = a["omega"].shape[1]
@@ -475,10 +500,14 @@ class SharedCATEFunction:
                                      f"{a['coef'].shape}, bounds {a['x_lo'].shape})")
         if not (np.all(np.isfinite(a["coef"])) and np.all(a["x_lo"] < a["x_hi"])):
             raise ReleaseFormatError(f"{path}: non-finite coefficients or invalid bounds")
+        _check_shared_info(path, info, a["omega"])
         schema = None
         if "schema" in info:                       # public metadata written by `save` (or the CLI)
             from dp_causal_nb.schema import Schema
-            schema = Schema.from_dict(info["schema"])
+            try: schema = Schema.from_dict(info["schema"])
+            except (TypeError, ValueError, KeyError) as e:
+                reason = str(e).splitlines()[0]
+                raise ReleaseFormatError(f"{path}: the schema in the metadata is invalid: {reason}") from None
         return cls(omega=a["omega"], coef=a["coef"], x_bounds=(a["x_lo"], a["x_hi"]), info=info, schema=schema)
 
 def _shareable_plan(n:int, q:int, *, n_features, feature_seed, **kw) -> dict:
@@ -486,10 +515,10 @@ def _shareable_plan(n:int, q:int, *, n_features, feature_seed, **kw) -> dict:
     plan = _functional_plan(n, q, noise="proof", **kw)
     omega = fourier_frequencies(n_features, q, plan["bandwidth"], random_state=feature_seed)
     D = plan["D"] + plan["extra"]                                    # bound on ||Δθ||₂ (Derivations 5, 6)
-    sigma = gaussian_sigma(plan["epsilon"], plan["delta"], D) if is_private(plan["epsilon"]) else 0.0
+    sigma = _shared_sigma(plan["epsilon"], plan["delta"], D)
     info = dict(epsilon=plan["epsilon"], delta=plan["delta"], sensitivity=D, sigma=sigma, n_features=int(n_features),
                 bandwidth=plan["bandwidth"], lam=plan["lam"], loss=repr(plan["loss"]),
-                solver_tol=plan["tol"]["tau"], solver_inflation=plan["extra"])
+                solver_tol=plan["tol"]["tau"], solver_inflation=plan["extra"], n=n, weighted_lipschitz=plan["M"])
     return plan | dict(omega=omega, sigma=sigma, mu=D / sigma if sigma > 0 else np.inf, epsilon_charged=plan["epsilon"],
                        shared_info=info)
 
@@ -583,3 +612,79 @@ def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0, 
     g = _shareable_release(X, phi, rho, check_bounds(rel.x_bounds, "x_bounds", q), plan, rng)
     g.schema = getattr(est, "schema_", None)     # public: data frames of query points are encoded as at the fit
     return g
+
+# %% ../nbs/10_functional.ipynb #134311fc
+_SHARED_LABELS = ("epsilon", "delta", "sensitivity", "sigma", "solver_inflation", "noise_sd_point", "privacy")
+_GRID_LABELS = ("epsilon", "delta", "scales", "noise", "solver_inflation", "privacy")
+_SENSITIVITY_INPUTS = ("weighted_lipschitz", "lam", "n", "bandwidth", "solver_tol")
+
+def _privacy_label(epsilon, delta) -> str:
+    "The guarantee as `dp-causal` prints it and stores it in a saved function's `privacy` field."
+    return "NON-PRIVATE (epsilon = inf)" if np.isinf(epsilon) else f"(epsilon={epsilon:.4g}, delta={delta:.3g})-DP"
+
+def _point_noise_sd(sigma, q:int, bandwidth) -> float:
+    "SD of a shareable function's privacy noise at any point: σ√κ (the features have ‖ψ₁(x)‖ = 1)."
+    return float(sigma) * math.exp(0.5 * log_kernel_diag(q, bandwidth))
+
+def _shared_sigma(epsilon, delta, sensitivity) -> float:
+    "σ of the Gaussian mechanism on θ (0 for a non-private release)."
+    return gaussian_sigma(epsilon, delta, sensitivity) if is_private(epsilon) else 0.0
+
+def _stored_inputs(path, info:dict, q:int) -> dict:
+    "The stored primary inputs of a functional release, validated, with the recomputed sensitivity and inflation."
+    def number(name): return stored_number(path, info, name)
+    eps, dlt, lam, h, M, tau = (number(k) for k in ("epsilon", "delta", "lam", "bandwidth", "weighted_lipschitz",
+                                                    "solver_tol"))
+    n = stored_number(path, info, "n", integer=True)
+    try:
+        eps, dlt = check_epsilon_delta(eps, dlt, require_delta=True)
+        tau = check_scalar(tau, "solver_tol", low=0)
+        inflation = 2 * math.exp(0.5 * (math.log(tau) - math.log(2 * check_lam(lam))))   # 2 × solver_tolerance's error
+        D = rkhs_sensitivity(lipschitz=M, lam=lam, n=n, bandwidth=h, q=q)
+        sigma = _shared_sigma(eps, dlt, D + inflation)
+    except (ValueError, TypeError, ArithmeticError) as e:
+        raise ReleaseFormatError(f"{path}: the stored public inputs are invalid: {str(e).splitlines()[0]}") from None
+    check_recomputed(path, "solver_inflation", info.get("solver_inflation"), inflation, ("solver_tol", "lam"))
+    return dict(epsilon=eps, delta=dlt, n=n, lam=lam, bandwidth=h, D=D, inflation=inflation, sigma=sigma)
+
+def _check_privacy_label(path, info:dict, p:dict):
+    "The printed label, if the file states one, must be the one its ε and δ give."
+    if "privacy" not in info: return
+    check_recomputed(path, "privacy", info["privacy"], _privacy_label(p["epsilon"], p["delta"]), ("epsilon", "delta"))
+
+def _check_shared_info(path, info:dict, omega:np.ndarray):
+    "Recompute every derived privacy number of a shareable function's metadata; `ReleaseFormatError` on a mismatch."
+    if not any(k in info for k in _SHARED_LABELS): return
+    q = omega.shape[1]
+    p = _stored_inputs(path, info, q)
+    check_recomputed(path, "sensitivity", info.get("sensitivity"), p["D"] + p["inflation"], _SENSITIVITY_INPUTS)
+    check_recomputed(path, "sigma", info.get("sigma"), p["sigma"], ("epsilon", "delta", "sensitivity"))
+    check_recomputed(path, "n_features", info.get("n_features"), omega.shape[0], ("omega",))
+    if "noise_sd_point" in info:
+        check_recomputed(path, "noise_sd_point", info["noise_sd_point"], _point_noise_sd(p["sigma"], q, p["bandwidth"]),
+                         ("sigma", "bandwidth"))
+    _check_privacy_label(path, info, p)
+
+def _check_grid_info(path, info:dict, points:np.ndarray):
+    "Recompute the noise scales of a published grid's metadata (`_functional_plan`); ReleaseFormatError on a mismatch."
+    if not any(k in info for k in _GRID_LABELS): return
+    q = points.shape[1]
+    p = _stored_inputs(path, info, q)
+    if info.get("noise") not in NOISE_MODES:
+        raise ReleaseFormatError(f"{path}: metadata field 'noise' must be one of {NOISE_MODES}, got "
+                                 f"{info.get('noise')!r}")
+    rho_max, L = stored_number(path, info, "rho_max"), stored_number(path, info, "lipschitz")
+    try:
+        D_paper = rkhs_sensitivity(lipschitz=rho_max * L, rho_max=1.0, version="paper", lam=p["lam"], n=p["n"],
+                                   bandwidth=p["bandwidth"], q=q)
+        scales = functional_noise_scales(p["epsilon"], p["delta"], sensitivity=p["D"] + p["inflation"],
+                                         sensitivity_paper=D_paper)
+    except (ValueError, TypeError, ArithmeticError) as e:
+        raise ReleaseFormatError(f"{path}: the stored public inputs are invalid: {str(e).splitlines()[0]}") from None
+    stored = info.get("scales")
+    if not isinstance(stored, dict) or set(stored) != set(scales):
+        raise ReleaseFormatError(f"{path}: metadata field 'scales' must hold exactly {sorted(scales)}")
+    inputs = ("epsilon", "delta", "rho_max", "lipschitz") + _SENSITIVITY_INPUTS
+    for k, v in scales.items(): check_recomputed(path, f"scales.{k}", stored[k], v, inputs)
+    check_recomputed(path, "lambda_convention", info.get("lambda_convention"), LAMBDA_CONVENTION)
+    _check_privacy_label(path, info, p)
