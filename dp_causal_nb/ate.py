@@ -392,7 +392,8 @@ class DPATE(BaseEstimator):
     Two designs, one interface. ``design="fold"`` is the model-agnostic fold ensemble of Lebeda et al. (Theorem 1):
     any scikit-learn nuisance models, no covariate bounds needed, privacy noise of order √C/√n. ``design="split"``
     (Theorem 2) fits the library's DP-ERM nuisance models on disjoint parts of a public random split and averages
-    the scores on a final part: it needs public covariate bounds ``x_bounds`` and has noise of order √C/n.
+    the scores on a final part: it needs public covariate bounds ``x_bounds`` and has noise of order √C/n. The fold
+    design is μ-GDP; the split design is (ε, δ)-DP (its DP-ERM nuisance models are) and is reported as such.
     ``design="auto"`` (default) picks "split" when ``x_bounds`` is declared and "fold" otherwise — a rule on public
     inputs only.
 
@@ -409,7 +410,8 @@ class DPATE(BaseEstimator):
     epsilon, delta : float
         (ε, δ) budget of the whole release (estimate and interval). ``epsilon=np.inf``: non-private.
     mu : float, optional
-        Alternatively a μ-GDP budget (``delta`` is then only used to report ε; default 1e-5).
+        Alternatively a μ-GDP budget (``delta`` is then only used to report ε; default 1e-5). The split design is
+        (ε, δ)-DP only: it is charged, and reports, the (ε, δ) that μ implies.
     outcome_bounds : (float, float)
         Public bounds lo ≤ Y ≤ hi, declared from domain knowledge (required).
     x_bounds : (lower, upper), optional
@@ -466,8 +468,11 @@ class DPATE(BaseEstimator):
     design_ : str
         'fold' or 'split'.
     n_, n_folds_, split_sizes_ : public sizes (n_folds_ is None for the split design, split_sizes_ for the fold one).
-    mu_spent_, epsilon_spent_, delta_spent_ : float
+    epsilon_spent_, delta_spent_ : float
         What the release cost (inf for a non-private release).
+    mu_spent_ : float or None
+        The μ of the fold design's μ-GDP release (inf for a non-private release). None for the split design: its DP-ERM
+        nuisance models are (ε, δ)-DP, so the release is reported as (ε, δ)-DP only.
 
     Examples
     --------
@@ -612,6 +617,7 @@ class DPATE(BaseEstimator):
             ci, stderr = private_interval(ate, se_noisy, sigma1, sigma2, level=level, method=self.ci_method)
         else: ci, stderr = None, None
         full = share > 0 or not private or design == "split"
+        mu_spent = None if design == "split" else (mu if full else mu1)   # the split design is (ε, δ)-DP only
         rng_ate = feasible_ate_range(B)                         # post-processing of the noised release: free
         ate_c, ci_c = clamp_to_range(ate, rng_ate), None if ci is None else tuple(clamp_to_range(v, rng_ate) for v in ci)
         # the whole fitted state, set after the charge and every computation succeeded (atomic_fit restores on error)
@@ -619,7 +625,7 @@ class DPATE(BaseEstimator):
                           sigma1_=sigma1, sigma2_=sigma2, ate_=ate_c, ate_raw_=ate, stderr_=stderr,
                           conf_int_=ci_c, conf_int_raw_=ci, feasible_range_=rng_ate,
                           clamped_=bool(ate_c != ate or (ci is not None and ci_c != tuple(ci))),
-                          mu_spent_=mu if full else mu1, epsilon_spent_=eps if full else gdp_epsilon(mu1, dlt),
+                          mu_spent_=mu_spent, epsilon_spent_=eps if full else gdp_epsilon(mu1, dlt),
                           delta_spent_=dlt, outcome_bound_=B, mu1_=mu1, mu2_=mu2 if share > 0 else 0.0,
                           stderr_noisy_=se_noisy if private and share > 0 else (se if not private else None))
         return self
@@ -658,7 +664,7 @@ class DPATE(BaseEstimator):
         if alpha is None: lo, hi = self.conf_int_
         else:
             level = 1 - check_scalar(alpha, "alpha", low=0, high=1)
-            if not is_private(self.mu_spent_):
+            if not is_private(self.epsilon_spent_):
                 z = ndtri(1 - (1 - level) / 2); ci = (self.ate_raw_ - z * self.stderr_, self.ate_raw_ + z * self.stderr_)
             else: ci, _ = private_interval(self.ate_raw_, self.stderr_noisy_, self.sigma1_, self.sigma2_, level=level,
                                            method=self.ci_method)
@@ -672,7 +678,7 @@ class DPATE(BaseEstimator):
         (a conservative statement: the sampling error is overestimated)."""
         self._check_fitted()
         if self.stderr_noisy_ is None: return None
-        if not is_private(self.mu_spent_): return 0.0
+        if not is_private(self.epsilon_spent_): return 0.0
         return float(self.sigma1_ / max(self.stderr_noisy_ + ndtri(0.99) * self.sigma2_, 1e-300))
 
     def summary(self) -> str:
@@ -684,10 +690,11 @@ class DPATE(BaseEstimator):
         ATE (G/IPW), when the privacy noise dominates the sampling error, and when the output was clamped.
         """
         self._check_fitted()
-        private = is_private(self.mu_spent_)
+        private = is_private(self.epsilon_spent_)
         ci = "none" if self.conf_int_ is None else f"[{self.conf_int_[0]:.4g}, {self.conf_int_[1]:.4g}]"
+        eps_dlt = f"({self.epsilon_spent_:.4g}, {self.delta_spent_:.3g})-DP"
         priv = ("NON-PRIVATE (epsilon=inf)" if not private else
-                f"{self.mu_spent_:.4g}-GDP = ({self.epsilon_spent_:.4g}, {self.delta_spent_:.3g})-DP")
+                eps_dlt if self.mu_spent_ is None else f"{self.mu_spent_:.4g}-GDP = {eps_dlt}")
         how = f"K={self.n_folds_}" if self.design_ == "fold" else "split " + "/".join(map(str, self.split_sizes_))
         lines = [f"{'DP-ATE' if private else 'ATE (non-private)'} [{self.estimator}, {self.design_} design, {how}, n={self.n_}]: "
                  f"{self.ate_:.4g}, {100 * self.level:g}% CI {ci}",

@@ -19,7 +19,8 @@ from .erm import DPLogisticRegression, DPRidgeRegression, StandardizeToBounds, R
 from .targets import LEARNERS, orthogonal_targets, check_propensity_clip
 from .features import feature_norm_bound, gaussian_kernel, ArmInteractionFeatures, ClippedFeatures
 from .second_stage import (WeightedRidge, WeightedKernelRidge, ridge_parameter_sensitivity, check_lam_floor,
-                                       kernel_rkhs_sensitivity, stage2_constants, check_stage2_records, StageRelease)
+                                       certified_rkhs_sensitivity, stage2_constants, check_stage2_records, StageRelease)
+from .rkhs import SquaredLoss
 from .ges import score_envelope, gross_error_sensitivity, ges_noise_multiplier
 from .cate_defaults import default_cate_params, dr_constant_bound
 from .schema import fit_covariates, query_covariates
@@ -88,7 +89,7 @@ def _boosting_nuisances(rs):
     return (HistGradientBoostingClassifier(random_state=seed("propensity")),
             HistGradientBoostingRegressor(random_state=seed("outcome")))
 
-# %% ../nbs/08_dp_cate.ipynb #e989128d
+# %% ../nbs/08_dp_cate.ipynb #8aa8d2fb
 class _RidgeFinal:
     "final='ridge': weighted ridge on a public feature map (rows clipped to its norm bound)."
     name, default_calibration, calibrations, constrainable, keeps_records = "ridge", "parameter", ("global", "parameter", "ges"), True, False
@@ -140,11 +141,16 @@ class _KernelFinal(_RidgeFinal):
         check_stage2_records(phi, rho, c)     # never fires on clipped records (notebook 07a); fails before any noise
         return WeightedKernelRidge(lam, bw, loss_bound=c["loss_range"], rho_max=c["rho_max"],
                                    weighted_lipschitz=c["weighted_lipschitz"]).fit(X2, phi, rho)   # certified
+    def certified_sensitivity(self, est) -> float:
+        "Δ_H + 2√(τ/(2λ)) of the certified fit made in `fit` (the functional release's number, notebook 07a)."
+        q = est.n_features_in_
+        c = stage2_constants(est.learner, est.y_bounds_, est.kappa_, lam=est.lam_, bandwidth=est.bandwidth_, q=q)
+        return certified_rkhs_sensitivity(SquaredLoss(c["loss_range"]), lam=est.lam_, n=est.n_stage2_,
+                                          bandwidth=est.bandwidth_, q=q, rho_max=c["rho_max"],
+                                          weighted_lipschitz=c["weighted_lipschitz"])["sensitivity"]
     def query_sensitivity(self, est, Xq) -> float:
         K = gaussian_kernel(Xq, Xq, est.bandwidth_)
-        dH = kernel_rkhs_sensitivity(est.learner, est.y_bounds_, est.kappa_, est.lam_, est.n_features_in_,
-                                     est.bandwidth_, est.n_stage2_)
-        return math.sqrt(max(float(np.linalg.eigvalsh(K)[-1]), 0.0)) * dH
+        return math.sqrt(max(float(np.linalg.eigvalsh(K)[-1]), 0.0)) * self.certified_sensitivity(est)
 
 _FINALS = {"ridge": _RidgeFinal(), "kernel": _KernelFinal()}
 

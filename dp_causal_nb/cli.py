@@ -78,7 +78,7 @@ def _read_columns(rows, path, columns, text=frozenset()):
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
     return {c: (v if c in text else np.asarray(v)) for c, v in out.items()}
 
-# %% ../nbs/13_cli.ipynb #78228da3
+# %% ../nbs/13_cli.ipynb #22fb878d
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--outcome-bounds", required=True, help="public outcome bounds LO,HI (domain knowledge, not data)")
     a.add_argument("--epsilon", type=float, help="total ε of the release (with --delta)")
     a.add_argument("--delta", type=float, help="total δ of the release")
-    a.add_argument("--mu", type=float, help="total μ-GDP budget (instead of --epsilon/--delta)")
+    a.add_argument("--mu", type=float, help="total μ-GDP budget (instead of --epsilon/--delta; the split design is "
+                   "(ε, δ)-DP only and is charged the (ε, δ) it implies)")
     a.add_argument("--estimator", default="aipw", choices=ESTIMATORS, help="score (default aipw)")
     a.add_argument("--folds", type=int, default=None, help="number of folds K (default: min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋))")
     a.add_argument("--propensity-clip", type=float, default=0.1, help="clip each fold model's propensity to [c, 1-c]")
@@ -199,7 +200,7 @@ def _query_points(path, covs, schema):
     shown = [list(r) for r in zip(*(q[c] for c in covs))] if schema else X.tolist()
     return X, shown
 
-# %% ../nbs/13_cli.ipynb #00b88898
+# %% ../nbs/13_cli.ipynb #d6eb4d8d
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     schema = _load_schema(args); covs = _covariate_names(args, schema)
@@ -237,9 +238,10 @@ def run_ate(args) -> dict:
 
 def format_release(r:dict) -> str:
     "The release as text: estimate, interval, noise SD, budget, and the estimator's notes (all public or noised)."
-    priv = ("NON-PRIVATE (epsilon = inf)" if np.isinf(r["mu"]) else
-            f"(epsilon={r['epsilon']:.4g}, delta={r['delta']:.3g})-DP = {r['mu']:.4g}-GDP")
-    lo, hi = r["conf_int_95"]; kind = "non-private" if np.isinf(r["mu"]) else "private"
+    private = not np.isinf(r["epsilon"])
+    gdp = "" if r["mu"] is None else f" = {r['mu']:.4g}-GDP"      # None: the split design, (ε, δ)-DP only
+    priv = f"(epsilon={r['epsilon']:.4g}, delta={r['delta']:.3g})-DP{gdp}" if private else "NON-PRIVATE (epsilon = inf)"
+    lo, hi = r["conf_int_95"]; kind = "private" if private else "non-private"
     how = (f"K={r['n_folds']} folds" if r.get("design", "fold") == "fold" else
            "split " + "/".join(map(str, r["split_sizes"])) + " (propensity/outcome0/outcome1/final)")
     notes = "".join(f"\n  note: {t}" for t in r.get("notes", []))

@@ -17,11 +17,11 @@ from .release_format import (save_release, load_release, ReleaseFormatError, che
                                          stored_number)
 from .mechanisms import gaussian_sigma, gdp_epsilon
 from .rkhs import (LAMBDA_CONVENTION, KernelRegression, SquaredLoss, LipschitzLoss, check_loss,
-                               fit_kernel_regression, rkhs_sensitivity, check_lam, solver_tolerance)
+                               fit_kernel_regression, rkhs_sensitivity, check_lam)
 from .features import (check_bandwidth, log_kernel_diag, unnormalised_kernel, fourier_frequencies,
                                    fourier_features)
 from . import second_stage as _second_stage
-from .second_stage import StageRelease, check_stage2_records
+from .second_stage import StageRelease, check_stage2_records, certified_rkhs_sensitivity
 stage2_constants = _second_stage.stage2_constants   # the old import path (dp_causal_nb.functional.stage2_constants)
 
 # %% auto #0
@@ -267,21 +267,21 @@ def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_
     eps, dlt = check_epsilon_delta(epsilon, delta, require_delta=True)
     loss = check_loss(loss); lam = check_lam(lam); h = check_bandwidth(bandwidth)
     rho_max = check_scalar(rho_max, "rho_max", low=0)
-    M = rho_max * loss.lipschitz if weighted_lipschitz is None else check_scalar(weighted_lipschitz, "weighted_lipschitz", low=0)
-    tol = solver_tolerance(loss, lam=lam, n=n, log_kappa=log_kernel_diag(q, h), rho_max=rho_max, weighted_lipschitz=M,
-                           solver_tol=solver_tol)
     kw_s = dict(lam=lam, n=n, bandwidth=h, q=q)
-    D, extra = rkhs_sensitivity(lipschitz=M, **kw_s), 2 * tol["error"]       # Derivation 6: (1 + f) Δ_H by default
-    scales = functional_noise_scales(eps, dlt, sensitivity=D + extra, sensitivity_paper=rkhs_sensitivity(
+    cert = certified_rkhs_sensitivity(loss, rho_max=rho_max, weighted_lipschitz=weighted_lipschitz, solver_tol=solver_tol,
+                                      **kw_s)                    # Derivation 6: (1 + f) Δ_H by default
+    M, tol, D, extra, sens = (cert[k] for k in ("weighted_lipschitz", "tol", "lemma", "inflation", "sensitivity"))
+    scales = functional_noise_scales(eps, dlt, sensitivity=sens, sensitivity_paper=rkhs_sensitivity(
         lipschitz=rho_max * loss.lipschitz, rho_max=1.0, version="paper", **kw_s))
     r = select_noise_scale(scales, noise)
-    mu = (D + extra) / r if r > 0 else np.inf
+    mu = sens / r if r > 0 else np.inf
     eps_true = gdp_epsilon(mu, dlt) if is_private(eps) and r < scales["analytic"] else eps
     info = dict(noise=noise, epsilon=eps, delta=dlt, scales=scales, lambda_convention=LAMBDA_CONVENTION,
                 solver_tol=tol["tau"], solver_inflation=extra, n=n, bandwidth=h, lam=lam, rho_max=rho_max,
                 lipschitz=loss.lipschitz, weighted_lipschitz=M)     # the public inputs a file's labels are checked with
     return dict(loss=loss, lam=lam, bandwidth=h, rho_max=rho_max, M=M, solver_tol=solver_tol, tol=tol, D=D,
-                extra=extra, r=r, mu=mu, epsilon=eps, delta=dlt, epsilon_charged=max(eps, eps_true), info=info)
+                extra=extra, sensitivity=sens, r=r, mu=mu, epsilon=eps, delta=dlt, epsilon_charged=max(eps, eps_true),
+                info=info)
 
 def _charge(accountant, plan:dict, label:str):
     "Record the release in `accountant` (default: the library-wide one) BEFORE any data use or noise; BudgetError first."
@@ -514,7 +514,7 @@ def _shareable_plan(n:int, q:int, *, n_features, feature_seed, **kw) -> dict:
     "Public part of the RFF release: frequencies, Δ with the solver inflation, σ_AG, μ and the published info."
     plan = _functional_plan(n, q, noise="proof", **kw)
     omega = fourier_frequencies(n_features, q, plan["bandwidth"], random_state=feature_seed)
-    D = plan["D"] + plan["extra"]                                    # bound on ||Δθ||₂ (Derivations 5, 6)
+    D = plan["sensitivity"]                                          # bound on ||Δθ||₂ (Derivations 5, 6)
     sigma = _shared_sigma(plan["epsilon"], plan["delta"], D)
     info = dict(epsilon=plan["epsilon"], delta=plan["delta"], sensitivity=D, sigma=sigma, n_features=int(n_features),
                 bandwidth=plan["bandwidth"], lam=plan["lam"], loss=repr(plan["loss"]),

@@ -76,7 +76,7 @@ def test_audit_full_release(pair):
         z = rng.standard_normal((size, 2))
         return np.column_stack([f[0] + m.sigma1_ * z[:, 0], f[1] + m.sigma2_ * z[:, 1]])
     res = audit_mechanism(mech, f0, f1, n_runs=RUNS, delta=DELTA, random_state=2)
-    claimed = gdp_epsilon(m.mu_spent_, DELTA)
+    claimed = m.epsilon_spent_                     # the split design's claim is (ε, δ) (its nuisances are (ε, δ)-DP)
     print(f"split IPW (τ̄, s_F): empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
     assert res.epsilon_lower <= claimed
 
@@ -90,3 +90,17 @@ def test_negative_control_forgets_weights(pair):
     claimed = gdp_epsilon(m.mu1_, DELTA)
     print(f"split IPW broken: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
     assert res.epsilon_lower > claimed
+
+
+def test_split_design_is_labelled_epsilon_delta_only():
+    """The DP-ERM nuisance models are proven (ε, δ)-DP, not μ-GDP: the split design reports (ε, δ) only — no μ and
+    no GDP label, also when the budget is given as μ — while the fold design (Gaussian noise only) keeps its label."""
+    X, T, Y = _data()
+    kw = dict(outcome_bounds=(-1, 1), propensity_clip=CLIP, random_state=SEED, accountant=PrivacyAccountant())
+    for budget in (dict(epsilon=EPS, delta=DELTA), dict(mu=0.5)):
+        m = DPATE("ipw", design="split", x_bounds=(-1, 1), **kw, **budget).fit(Y, T, X=X)
+        eps = budget.get("epsilon", gdp_epsilon(0.5, DELTA))
+        assert m.mu_spent_ is None and m.epsilon_spent_ == pytest.approx(eps, rel=1e-12) and m.delta_spent_ == DELTA
+        assert "GDP" not in m.summary() and f"privacy: ({eps:.4g}, {DELTA:.3g})-DP;" in m.summary()
+    fold = DPATE("ipw", design="fold", mu=0.5, **kw).fit(Y, T, X=X)
+    assert fold.mu_spent_ == 0.5 and f"privacy: 0.5-GDP = ({gdp_epsilon(0.5, DELTA):.4g}, 1e-05)-DP" in fold.summary()

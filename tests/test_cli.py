@@ -69,6 +69,20 @@ def test_ate_text_and_mu(csv_path):
     assert "private ATE" in out and "95% CI (private)" in out and "GDP" in out
 
 
+def test_ate_split_design_names_no_gdp(csv_path):
+    "With --x-bounds the split design runs; its DP-ERM nuisances are (ε, δ)-DP, so no μ and no GDP label is printed."
+    args = base(csv_path) + ["--x-bounds", "-4,4", "--seed", "3"]
+    code, out, err = run(args + ["--mu", "0.5"])
+    assert code == 0, err
+    assert "split design" in out and "GDP" not in out and "(epsilon=1.993, delta=1e-05)-DP" in out
+    code, out, err = run(args + ["--epsilon", "1", "--delta", "1e-6", "--json"])
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["design"] == "split" and r["mu"] is None and (r["epsilon"], r["delta"]) == (1.0, 1e-6)
+    code, out, err = run(base(csv_path) + ["--mu", "0.5", "--seed", "3"])          # the fold design keeps its label
+    assert code == 0 and "fold design" in out and "= 0.5-GDP" in out
+
+
 def _edit(csv_path, tmp_path, content):
     lines = open(csv_path).read().splitlines()
     if content == "nan": lines[5] = "0.1,0.2,1,NA"
