@@ -12,7 +12,7 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.dummy import DummyRegressor
 
-from dp_causal_nb.core import spawn_generators
+from dp_causal_nb.secure_noise import plan_gaussian, grid_release, noise_rng
 from dp_causal_nb.ate import DPATE, cross_fit_ate, ate_sensitivity, stderr_sensitivity, sensitivity_constant
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.mechanisms import gdp_epsilon
@@ -73,8 +73,8 @@ def _release(est, folds, data, models, n, k, **kw):
     X0, T0, Y0 = data[0]
     m = DPATE(est, n_folds=k, mu=MU, delta=DELTA, outcome_bounds=BOUNDS, propensity_clip=CLIP, random_state=7,
               **models, **kw).fit(Y0, T0, X=X0, folds=folds)
-    z1, _ = spawn_generators(7, 2)[1].standard_normal(2)   # DPATE's noise stream (folds, noise)
-    assert m.ate_raw_ == r[0].ate + m.sigma1_ * z1       # the audited noise addition is DPATE's own
+    plan = plan_gaussian(m.sigma1_, ate_sensitivity(est, n, k, 1.0, CLIP))
+    assert m.ate_raw_ == grid_release(r[0].ate, plan, noise_rng(7, "DPATE"))   # the audited release is DPATE's own
     return (r[0].ate, r[0].stderr), (r[1].ate, r[1].stderr), m
 
 
@@ -88,9 +88,15 @@ def pair(request):
     return est, f0, f1, gap, m
 
 
+def _grid(sigma, sensitivity):
+    "The grid release (notebook 01a) of a scalar with noise sd σ: the mechanism DPATE runs, batched for the auditor."
+    plan = plan_gaussian(sigma, sensitivity)
+    return lambda value, size, rng: grid_release(value, plan, rng, size=size)
+
+
 def test_audit_point_estimate(pair):
     est, f0, f1, gap, m = pair
-    mech = lambda tau, size, rng: tau + m.sigma1_ * rng.standard_normal(size)
+    mech = _grid(m.sigma1_, ate_sensitivity(est, N, K, 1.0, CLIP))
     res = audit_mechanism(mech, f0[0], f1[0], n_runs=RUNS, delta=DELTA, random_state=1)
     claimed = gdp_epsilon(m.mu1_, DELTA)
     print(f"{est}: |Δτ| = {gap:.4f} ({gap / ate_sensitivity(est, N, K, 1.0, CLIP):.0%} of the bound); "
@@ -101,9 +107,9 @@ def test_audit_point_estimate(pair):
 def test_audit_full_release(pair):
     "Estimate and standard error released together: claimed ε is that of the total μ."
     est, f0, f1, gap, m = pair
-    def mech(f, size, rng):
-        z = rng.standard_normal((size, 2))
-        return np.column_stack([f[0] + m.sigma1_ * z[:, 0], f[1] + m.sigma2_ * z[:, 1]])
+    g1 = _grid(m.sigma1_, ate_sensitivity(est, N, K, 1.0, CLIP))
+    g2 = _grid(m.sigma2_, stderr_sensitivity(est, N, K, 1.0, CLIP, "projection"))
+    mech = lambda f, size, rng: np.column_stack([g1(f[0], size, rng), g2(f[1], size, rng)])
     res = audit_mechanism(mech, f0, f1, n_runs=RUNS, delta=DELTA, random_state=2)
     claimed = gdp_epsilon(m.mu_spent_, DELTA)
     print(f"{est} (τ, se): empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
@@ -115,7 +121,7 @@ def test_negative_control_broken_calibration(pair):
     (hi - lo)/n, which ignores that one record changes a whole fold's models (and the weights B_π)."""
     est, f0, f1, gap, m = pair
     broken = ((BOUNDS[1] - BOUNDS[0]) / N) / m.mu1_
-    mech = lambda tau, size, rng: tau + broken * rng.standard_normal(size)
+    mech = _grid(broken, ate_sensitivity(est, N, K, 1.0, CLIP))
     res = audit_mechanism(mech, f0[0], f1[0], n_runs=RUNS, delta=DELTA, random_state=3)
     claimed = gdp_epsilon(m.mu1_, DELTA)
     print(f"{est} broken: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
@@ -128,7 +134,7 @@ def test_negative_control_half_constant():
     folds, data = g_pair(N, K, False)
     f0, f1, m = _release("g", folds, data, dict(outcome_model=SignFlip()), N, K)
     broken = m.sigma1_ / 2
-    res = audit_mechanism(lambda t, size, rng: t + broken * rng.standard_normal(size), f0[0], f1[0],
+    res = audit_mechanism(_grid(broken, ate_sensitivity("g", N, K, 1.0, CLIP)), f0[0], f1[0],
                           n_runs=10 * RUNS, delta=DELTA, random_state=4)   # 10x runs: the gap is only 2x in μ
     claimed = gdp_epsilon(m.mu1_, DELTA)
     print(f"g, C/4: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
@@ -152,7 +158,7 @@ def se_pair():
 def test_audit_stderr_release(se_pair):
     "The standard-error release alone is μ₂-GDP with the projection σ₂ (the author's tighter bound)."
     f0, f1, gap, m = se_pair
-    res = audit_mechanism(lambda s, size, rng: s + m.sigma2_ * rng.standard_normal(size), f0[1], f1[1],
+    res = audit_mechanism(_grid(m.sigma2_, stderr_sensitivity("g", NS, KS, 1.0, CLIP, "projection")), f0[1], f1[1],
                           n_runs=RUNS, delta=DELTA, random_state=5)
     claimed = gdp_epsilon(m.mu2_, DELTA)
     print(f"se: |Δ√V̂| = {gap:.5f} ({gap / stderr_sensitivity('g', NS, KS, 1.0, CLIP):.0%} of the projection bound); "
@@ -164,7 +170,7 @@ def test_negative_control_stderr_own_record_only(se_pair):
     "Bug: σ₂ from record i's own change only, √(C/(n(n−1))), forgetting that every out-of-fold score moves."
     f0, f1, gap, m = se_pair
     broken = np.sqrt(sensitivity_constant("g", 1.0, CLIP) / (NS * (NS - 1))) / m.mu2_
-    res = audit_mechanism(lambda s, size, rng: s + broken * rng.standard_normal(size), f0[1], f1[1],
+    res = audit_mechanism(_grid(broken, stderr_sensitivity("g", NS, KS, 1.0, CLIP, "projection")), f0[1], f1[1],
                           n_runs=RUNS, delta=DELTA, random_state=6)
     claimed = gdp_epsilon(m.mu2_, DELTA)
     print(f"se broken: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from dp_causal_nb.core import spawn_generators
+from dp_causal_nb.secure_noise import plan_gaussian, grid_release, noise_rng
 from dp_causal_nb.ate import (DPATE, _split_release, split_sizes, make_split, default_split, split_sensitivity,
                               sensitivity_constant)
 from dp_causal_nb.accounting import PrivacyAccountant
@@ -28,15 +29,15 @@ def _data():
 
 def _final_record():
     "Index of a record in the final part for DPATE(random_state=SEED): the same streams as DPATE._fit."
-    part_rng = spawn_generators(SEED, 5)[0]
+    part_rng = spawn_generators(SEED, 4)[0]
     part = make_split(N, split_sizes(N, default_split("ipw")), part_rng)
     return int(np.flatnonzero(part == 3)[0])
 
 
 def _stats(X, T, Y):
     "(τ̄, s_F) of the split release with DPATE's streams for SEED (nuisance noise fixed by the int seed)."
-    _, _, *nuis = spawn_generators(SEED, 5)
-    part_rng = spawn_generators(SEED, 5)[0]
+    _, *nuis = spawn_generators(SEED, 4)
+    part_rng = spawn_generators(SEED, 4)[0]
     tau, se, m, _ = _split_release(Y, T, X, estimator="ipw", split=default_split("ipw"), x_bounds=(-1.0, 1.0), lam=None,
                                    B=1.0, c=CLIP, eps=EPS, dlt=DELTA, acc=PrivacyAccountant(), label="audit",
                                    rngs=[part_rng] + nuis)
@@ -52,17 +53,23 @@ def pair():
     f0, m = _stats(*D0); f1, _ = _stats(*D1)
     est = DPATE("ipw", design="split", epsilon=EPS, delta=DELTA, outcome_bounds=(-1, 1), x_bounds=(-1, 1),
                 propensity_clip=CLIP, random_state=SEED).fit(D0[2], D0[1], X=D0[0])
-    z1, _ = spawn_generators(SEED, 5)[1].standard_normal(2)
-    assert abs(est.ate_raw_ - (f0[0] + est.sigma1_ * z1)) < 1e-12     # the audited noise addition is DPATE's own
     bound = split_sensitivity("ipw", m, 1.0, CLIP)
+    noisy = grid_release(f0[0], plan_gaussian(est.sigma1_, bound), noise_rng(SEED, "DPATE"))
+    assert est.ate_raw_ == noisy                                       # the audited release is DPATE's own
     gap = abs(f1[0] - f0[0])
     assert 0.95 * bound <= gap <= bound * (1 + 1e-12), (gap, bound)   # near-attained (the DP propensity fit is not exactly at the clip), never exceeded
     return f0, f1, gap, bound, est
 
 
+def _grid(sigma, sensitivity):
+    "The grid release (notebook 01a) of a scalar with noise sd σ: the mechanism DPATE runs, batched for the auditor."
+    plan = plan_gaussian(sigma, sensitivity)
+    return lambda value, size, rng: grid_release(value, plan, rng, size=size)
+
+
 def test_audit_point_estimate(pair):
     f0, f1, gap, bound, m = pair
-    res = audit_mechanism(lambda t, size, rng: t + m.sigma1_ * rng.standard_normal(size), f0[0], f1[0],
+    res = audit_mechanism(_grid(m.sigma1_, bound), f0[0], f1[0],
                           n_runs=RUNS, delta=DELTA, random_state=1)
     claimed = gdp_epsilon(m.mu1_, DELTA)
     print(f"split IPW: |Δτ̄| = {gap:.5f} ({gap / bound:.0%} of √C/m); empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
@@ -72,9 +79,9 @@ def test_audit_point_estimate(pair):
 
 def test_audit_full_release(pair):
     f0, f1, gap, bound, m = pair
-    def mech(f, size, rng):
-        z = rng.standard_normal((size, 2))
-        return np.column_stack([f[0] + m.sigma1_ * z[:, 0], f[1] + m.sigma2_ * z[:, 1]])
+    s2 = m.sigma2_ * m.mu2_                        # the standard error's sensitivity (σ₂ = Δ₂/μ₂)
+    g1, g2 = _grid(m.sigma1_, bound), _grid(m.sigma2_, s2)
+    mech = lambda f, size, rng: np.column_stack([g1(f[0], size, rng), g2(f[1], size, rng)])
     res = audit_mechanism(mech, f0, f1, n_runs=RUNS, delta=DELTA, random_state=2)
     claimed = m.epsilon_spent_                     # the split design's claim is (ε, δ) (its nuisances are (ε, δ)-DP)
     print(f"split IPW (τ̄, s_F): empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
@@ -85,8 +92,7 @@ def test_negative_control_forgets_weights(pair):
     "Bug: σ₁ from the range of the OUTCOME (2B/m) instead of the score (2B/c / m): the audit must catch it."
     f0, f1, gap, bound, m = pair
     broken = (2.0 / m.split_sizes_[3]) / m.mu1_
-    res = audit_mechanism(lambda t, size, rng: t + broken * rng.standard_normal(size), f0[0], f1[0],
-                          n_runs=RUNS, delta=DELTA, random_state=3)
+    res = audit_mechanism(_grid(broken, bound), f0[0], f1[0], n_runs=RUNS, delta=DELTA, random_state=3)
     claimed = gdp_epsilon(m.mu1_, DELTA)
     print(f"split IPW broken: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
     assert res.epsilon_lower > claimed
