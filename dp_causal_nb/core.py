@@ -241,7 +241,8 @@ def clean_cells(a, name:str, bounds=None, *, action:str="clip", fill=None, ndim:
                                  "out of bounds, refused or clipped like any other) or drop them with a public rule")
             lo, hi = (np.asarray(b, dtype=float) for b in bounds)
             arr = np.where(arr == np.inf, hi + (hi - lo), np.where(arr == -np.inf, lo - (hi - lo), arr))
-        arr = np.where(np.abs(arr) < _TINY, 0.0, arr)
+        subnormal = (arr > -_TINY) & (arr < _TINY) & (arr != 0)
+        if subnormal.any(): arr = np.where(subnormal, 0.0, arr)   # a copy only when needed: the caller's array stays
     if bounds is None or action == "keep": return arr
     return check_in_bounds(arr, bounds, name, action=action)
 
