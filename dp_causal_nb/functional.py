@@ -309,7 +309,7 @@ def _kernel_release(X, phi, weights, x_bounds, plan:dict, rng, *, warn_training_
     return PrivateCATEFunction(fit, plan["r"], x_bounds=x_bounds, random_state=rng, info=dict(plan["info"]),
                                warn_training_queries=warn_training_queries, **options)
 
-@release_guard()   # a release: no floating-point or data-dependent warning event
+@release_guard()
 def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float, loss:LipschitzLoss, x_bounds,
                             epsilon:float, delta:float, rho_max:float=1.0, weighted_lipschitz:float|None=None,
                             noise:str="proof", solver_tol:float|None=None, accountant=None,
@@ -390,7 +390,7 @@ def _dpcate_plan(est, **kw):
                             weighted_lipschitz=c["weighted_lipschitz"], **kw)
     return rel, plan
 
-@release_guard()   # a release: no floating-point or data-dependent warning event
+@release_guard()
 def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_stage.StageRelease
                           *, noise:str="proof", jitter:float=1e-8, max_points:int=16_384,
                           random_state=None) -> PrivateCATEFunction:
@@ -513,7 +513,7 @@ def _shareable_release(X, phi, weights, x_bounds, plan:dict, rng) -> SharedCATEF
     return SharedCATEFunction(omega=plan["omega"].copy(), coef=coef, x_bounds=tuple(np.asarray(b, float) for b in x_bounds),
                               info=dict(plan["shared_info"]))
 
-@release_guard()   # a release: no floating-point or data-dependent warning event
+@release_guard()
 def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:float, x_bounds, epsilon:float,
                                delta:float, loss:LipschitzLoss, rho_max:float=1.0, weighted_lipschitz:float|None=None,
                                n_features:int=200, feature_seed=0, solver_tol:float|None=None, accountant=None,
@@ -557,7 +557,7 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     rng = noise_generator(random_state)                                    # a Generator is advanced only now
     return _shareable_release(X, phi, weights, xb, plan, rng)
 
-@release_guard()   # a release: no floating-point or data-dependent warning event
+@release_guard()
 def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0, random_state=None) -> SharedCATEFunction:
     """Shareable (publishable) release from a fitted DPCATE(final='kernel'), using its single second-stage release.
 

@@ -234,7 +234,7 @@ class BalancingWeights(BaseEstimator):
             inferred.append("bandwidth")
         return xb, h, inferred
 
-    @release_guard()              # weights of private records: no floating-point or data-dependent warning event
+    @release_guard()
     def compute(self, T, X, propensity=None):
         "Weights (private) and their WeightCertificate (public) for treatment T and covariates X."
         T = check_binary_treatment(T); cov = resolve_covariates(X, self.x_bounds)     # a Schema/dict encodes a data frame
