@@ -34,6 +34,9 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'DESIGNS', 'FoldFallbackWarning', 'defau
            'cross_fit_ate', 'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes',
            'make_split', 'split_sensitivity', 'split_nuisance_lam', 'DPATE', 'MetaAnalysis', 'meta_analysis']
 
+# %% ../nbs/11_dp_ate.ipynb #33978299
+from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
+
 # %% ../nbs/11_dp_ate.ipynb #7e8bf0cd
 def _check_estimator(estimator) -> str:
     if not isinstance(estimator, str) or estimator.lower() not in ESTIMATORS:
@@ -177,13 +180,13 @@ def _check_model(model, kind):
 
 def _prepare(Y, T, X, outcome_bounds, clip_outcomes):
     "Validate once, on the raw data against the declared bounds; centre: Yc in [-B, B] exactly (see below)."
-    y = check_array(Y, "Y", ndim=1, finite="no_nan")   # ±inf: out of the declared bounds (refused, or clipped)
+    y = check_array(Y, "Y", ndim=1, finite=False)      # cast only: the cells are read below, with the bounds
     t = check_binary_treatment(T, "T")
     x = np.zeros((len(y), 1)) if X is None else check_array(X, "X", ndim=2)
     n = check_consistent_length(Y=y, T=t, X=x)
     if n < 3: raise ValueError(f"need at least 3 records, got n={n}")
     lo, hi = (float(np.ravel(b)[0]) for b in check_bounds(outcome_bounds, "outcome_bounds"))
-    y = check_in_bounds(y, (lo, hi), "Y (outcome_bounds)", action="clip" if clip_outcomes else "raise")
+    y = clean_cells(y, "Y", (lo, hi), action="clip" if clip_outcomes else "raise")   # core's input policy
     centre, B = (lo + hi) / 2, (hi - lo) / 2
     return np.clip(y - centre, -B, B), t, x, n, B   # the clip only undoes rounding (y in [lo, hi] ⇒ |y - centre| <= B)
 
@@ -522,7 +525,7 @@ class DPATE(BaseEstimator):
         if self.out_of_bounds not in ("raise", "clip"):
             raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {self.out_of_bounds!r}")
         if self.clip_outcomes is None: return self.out_of_bounds == "clip"
-        warnings.warn("clip_outcomes is deprecated: use out_of_bounds='clip' (or 'raise')", DeprecationWarning, stacklevel=4)
+        warnings.warn("clip_outcomes is deprecated: use out_of_bounds='clip' (or 'raise')", DeprecationWarning, stacklevel=3)
         return bool(self.clip_outcomes)
 
     def _design(self) -> str:
@@ -556,16 +559,17 @@ class DPATE(BaseEstimator):
         -------
         self
         """
-        with atomic_fit(self): return self._fit(Y, T, X, folds)
+        clip = self._clip_policy()              # a public parameter's deprecation warning: before the guard
+        with atomic_fit(self), release_guard(): return self._fit(Y, T, X, folds, clip)
 
-    def _fit(self, Y, T, X, folds):
+    def _fit(self, Y, T, X, folds, clip):
         est, c, design = _check_estimator(self.estimator), _check_clip(self.propensity_clip), self._design()
         share = check_scalar(self.stderr_share, "stderr_share", low=0, high=1, low_inclusive=True)
         if self.stderr_method not in ("projection", "theorem1"):
             raise ValueError(f"stderr_method must be 'projection' or 'theorem1', got {self.stderr_method!r}")
         if self.ci_method not in ("corrected", "paper"):
             raise ValueError(f"ci_method must be 'corrected' or 'paper', got {self.ci_method!r}")
-        level, clip = check_scalar(self.level, "level", low=0, high=1), self._clip_policy()
+        level = check_scalar(self.level, "level", low=0, high=1)
         if design == "split":
             split = _check_split(self.split, est)
             lam = None if self.nuisance_lam is None else check_scalar(self.nuisance_lam, "nuisance_lam", low=0)

@@ -28,11 +28,14 @@ from .schema import fit_covariates, query_covariates
 # %% auto #0
 __all__ = ['CALIBRATIONS', 'FINALS', 'GESConditionWarning', 'feasible_cate_range', 'CATESummary', 'DPCATE']
 
+# %% ../nbs/08_dp_cate.ipynb #461ab5f2
+from .core import clean_cells, release_guard, PublicWarning   # the input policy and the guard (00_core)
+
 # %% ../nbs/08_dp_cate.ipynb #3665fc98
 CALIBRATIONS = ("auto", "global", "parameter", "ges")
 FINALS = ("auto", "ridge", "kernel")
 
-class GESConditionWarning(UserWarning):
+class GESConditionWarning(PublicWarning):
     "`calibration='ges'` with `ges_sup='search'`: γ is a lower bound on the supremum (a parameter choice, not a data event)."
 
 # %% ../nbs/08_dp_cate.ipynb #72204deb
@@ -549,7 +552,7 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         if self.y_bounds is not None:     # a parameter choice, not a data event: outside the quiet context
             warnings.warn("DPCATE(y_bounds=...) is deprecated: use outcome_bounds=... (same meaning; y_bounds will be "
                           "removed in the next release)", DeprecationWarning, stacklevel=2)
-        with atomic_fit(self), quiet_data_warnings():   # a failed fit leaves the estimator exactly as it was; models'
+        with atomic_fit(self), release_guard():         # a failed fit leaves the estimator exactly as it was; models'
             return self._fit(Y, T, X)                   # warnings on private data are dropped (data-dependent events)
 
     def _fit(self, Y, T, X):
@@ -711,7 +714,7 @@ def _dpcate__fit_inputs(self, Y, T, X):
     cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
     if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPCATE "
                                             "release with it would not be DP; declare the schema from public facts")
-    X = cov.X; Y = check_array(Y, "Y", ndim=1, finite="no_nan"); A = check_binary_treatment(T, "T")   # ±inf: out of bounds
+    X = cov.X; Y = check_array(Y, "Y", ndim=1, finite=False); A = check_binary_treatment(T, "T")   # cells: read below
     n_total = check_consistent_length(Y=Y, T=A, X=X)
     eps, dlt, xb, yb, k, lam = self._check_params(X.shape[1], cov.x_bounds)
     if n_total < 8: raise ValueError(f"need at least 8 records, got {n_total}")
@@ -728,8 +731,9 @@ def _dpcate__fit_inputs(self, Y, T, X):
                       "differentially private (its noise scale depends on the data); it is charged as ε = ∞",
                       PrivacyLeakWarning, stacklevel=4)
     self.n_features_in_ = X.shape[1]
-    X = check_in_bounds(X, xb, "X", action=self.out_of_bounds)       # "clip": silent, per record (neighbours
-    Y = check_in_bounds(Y, yb, "Y", action=self.out_of_bounds)       # stay neighbours); "raise": no value quoted
+    X = clean_cells(X, "X", xb, action=self.out_of_bounds)           # core's input policy. "clip": silent, per
+    Y = clean_cells(Y, "Y", yb, action=self.out_of_bounds)           # record (neighbours stay neighbours); "raise":
+                                                                     # refused, no value quoted
     self._row_hashes_ = None
     if self.warn_training_queries:                                  # opt-in: salted hashes, never the rows
         import os
@@ -867,7 +871,7 @@ def _dpcate__effect_raw(self, X):
     if X is None:
         raise ValueError("effect() needs the query points X: a 2-D array of shape (d, n_features) of PUBLIC points "
                          "within x_bounds (e.g. a grid or held-out covariates)")
-    with np.errstate(all="ignore"):   # a user's np.seterr(all="raise") must not turn an underflow into an event
+    with release_guard():             # the release: no floating-point or data-dependent warning event (core)
         return self._effect(X)
 
 def _dpcate__effect(self, X):

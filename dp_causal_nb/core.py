@@ -8,10 +8,11 @@ import math, os, numbers, warnings, contextlib, contextvars, threading
 import numpy as np
 
 # %% auto #0
-__all__ = ['MAX_BOUND', 'PrivacyLeakWarning', 'BudgetError', 'DPDomainWarning', 'in_test', 'check_scalar', 'is_private',
-           'check_epsilon_delta', 'check_random_state', 'reproducible_noise', 'use_reproducible_noise',
-           'spawn_generators', 'check_array', 'check_consistent_length', 'check_binary_treatment', 'check_bounds',
-           'check_in_bounds', 'infer_bounds', 'atomic_fit', 'quiet_data_warnings', 'bounded_predictions']
+__all__ = ['MAX_BOUND', 'PUBLIC_WARNINGS', 'quiet_data_warnings', 'PrivacyLeakWarning', 'BudgetError', 'DPDomainWarning',
+           'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta', 'check_random_state', 'reproducible_noise',
+           'use_reproducible_noise', 'spawn_generators', 'check_array', 'check_consistent_length',
+           'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds', 'clean_cells', 'atomic_fit',
+           'PublicWarning', 'release_guard', 'bounded_predictions']
 
 # %% ../nbs/00_core.ipynb #c3b3b0c9
 class PrivacyLeakWarning(RuntimeWarning):
@@ -193,6 +194,56 @@ def infer_bounds(a, name:str="data"):
     a = np.asarray(a, dtype=float)
     return (a.min(axis=0), a.max(axis=0))
 
+# %% ../nbs/00_core.ipynb #011448f9
+_TINY = np.finfo(float).tiny   # the smallest normal float64: a non-zero value below it in size is subnormal
+_ACTIONS = ("raise", "clip", "keep")
+
+def clean_cells(a, name:str, bounds=None, *, action:str="clip", fill=None, ndim:int|None=None) -> np.ndarray:
+    """The library's one input policy for raw data cells (the table below): the same map for every estimator and path.
+
+    Parameters
+    ----------
+    a : array-like of numbers, shape (n,) or (n, d).
+    name : the parameter's name in error messages (which quote no value and no count).
+    bounds : (lower, upper) public bounds, scalars or one per column, already validated by `check_bounds`; None when
+        nothing is declared (the domain is then the finite reals).
+    action : {"raise", "clip", "keep"}, default "clip"
+        The bounds rule after the mapping: refuse a value outside, clip it, or keep it for a later public map.
+    fill : float or one per column, optional
+        A schema's public fill value for missing cells (NaN); None refuses them.
+    ndim : int, optional
+        Required dimension (a 1-d array is read as one column when ``ndim=2``).
+
+    Returns
+    -------
+    float ndarray: NaN → `fill`; ±inf → the finite out-of-bounds value hi + (hi − lo) or lo − (hi − lo);
+    a subnormal → 0; then the bounds rule.
+
+    Examples
+    --------
+    >>> clean_cells([0.5, 1e300, -np.inf, 1e-320], "Y", (-1.0, 1.0))
+    array([ 0.5,  1. , -1. ,  0. ])
+    """
+    if action not in _ACTIONS: raise ValueError(f"action must be one of {_ACTIONS}, got {action!r}")
+    arr = check_array(a, name, ndim=ndim, finite=False)
+    with np.errstate(all="ignore"):          # no floating-point event, whatever the cells and the user's np.seterr
+        missing = np.isnan(arr)
+        if missing.any():
+            if fill is None:
+                raise ValueError(f"{name} contains NaN values; drop or impute them with a public rule (or declare a "
+                                 "schema with a fill value) before a private analysis")
+            arr = np.where(missing, np.asarray(fill, dtype=float), arr)
+        if np.isinf(arr).any():
+            if bounds is None:
+                raise ValueError(f"{name} contains infinite values; declare public bounds (an infinite value is then "
+                                 "out of bounds, refused or clipped like any other) or drop them with a public rule")
+            lo, hi = (np.asarray(b, dtype=float) for b in bounds)
+            arr = np.where(arr == np.inf, hi + (hi - lo), np.where(arr == -np.inf, lo - (hi - lo), arr))
+        subnormal = (arr > -_TINY) & (arr < _TINY) & (arr != 0)
+        if subnormal.any(): arr = np.where(subnormal, 0.0, arr)   # a copy only when needed: the caller's array stays
+    if bounds is None or action == "keep": return arr
+    return check_in_bounds(arr, bounds, name, action=action)
+
 # %% ../nbs/00_core.ipynb #4907f8da
 def _fitted_names(estimator) -> list:
     "Fitted attributes by the scikit-learn convention: names ending in `_` (private helpers set by a framework stay)."
@@ -209,15 +260,42 @@ def atomic_fit(estimator):
         raise
 
 # %% ../nbs/00_core.ipynb #b218bc1d
-_QUIET = threading.RLock()
+class PublicWarning(UserWarning):
+    "A warning about public inputs only (a parameter choice): the same on every dataset, so `release_guard` shows it."
+
+PUBLIC_WARNINGS = (PrivacyLeakWarning, PublicWarning)
+_QUIET = threading.RLock()                                       # one capture of warnings (record=True) at a time
+_GUARD = {"lock": threading.Lock(), "depth": 0, "saved": None}
+
+def _public_filters(filters) -> list:
+    "The user's filters for the public categories (same order and actions), each ending with Python's default action."
+    out = []
+    for cat in PUBLIC_WARNINGS:
+        for action, msg, c, mod, lineno in filters:
+            if issubclass(cat, c): out.append((action, msg, cat, mod, lineno))     # e.g. the user's "error" for Warning
+            elif issubclass(c, cat): out.append((action, msg, c, mod, lineno))     # a filter for a subclass
+        out.append(("default", None, cat, None, 0))
+    return out
 
 @contextlib.contextmanager
-def quiet_data_warnings():
-    "Drop warnings raised while fitting on private data (data-dependent events); `PrivacyLeakWarning` still shows."
-    with _QUIET, warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        warnings.simplefilter("default", PrivacyLeakWarning)
-        yield
+def release_guard():
+    "Run a private fit or release: no floating-point event raises, no data-dependent warning shows (public ones do)."
+    g = _GUARD
+    with g["lock"]:
+        if g["depth"] == 0:                                      # the first guard in the process installs the filters
+            g["saved"] = warnings.catch_warnings()
+            g["saved"].__enter__()
+            warnings.filters[:] = _public_filters(warnings.filters)
+            warnings.simplefilter("ignore", append=True)         # every other warning (and marks the filters changed)
+        g["depth"] += 1
+    try:
+        with np.errstate(all="ignore"): yield
+    finally:
+        with g["lock"]:
+            g["depth"] -= 1
+            if g["depth"] == 0: g["saved"].__exit__(None, None, None)   # the last one restores the user's filters
+
+quiet_data_warnings = release_guard                              # the older name of the same guard
 
 # %% ../nbs/00_core.ipynb #26f37bfa
 def bounded_predictions(predict, n:int, lo, hi, fill:float) -> np.ndarray:

@@ -28,6 +28,9 @@ __all__ = ['LAM_FLOOR', 'NewtonBound', 'logistic_newton_bound', 'solve_logistic'
            'private_guarantee', 'charge_private_model', 'ConstantNuisance', 'fit_or_constant', 'prefit_guarantee',
            'fit_charged_model']
 
+# %% ../nbs/04_dp_erm.ipynb #33978299
+from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
+
 # %% ../nbs/04_dp_erm.ipynb #1853d862
 _U = np.finfo(float).eps / 2                         # unit roundoff of float64
 _PHI_HALF = 1.5 * np.log(1.5) - 0.5                  # φ(1/2) = 0.108: guaranteed decrease of a damped step, × Λ'/R²
@@ -328,6 +331,12 @@ _BOUND_HELP = {"x_bounds": "x_bounds=(lower, upper) on the estimator or on its f
                "y_bounds": "y_bounds=(lower, upper)",
                "weight_bound": "weight_bound (a public upper bound on sample_weight)"}
 
+# %% ../nbs/04_dp_erm.ipynb #7a6ace00
+def _declared_box(feature_map, n_features:int):
+    "The public box (lower, upper) the bound feature map clips to; None for a map without one (the finite reals)."
+    xb = getattr(feature_map, "x_bounds", None)
+    return None if xb is None else check_bounds(xb, "x_bounds", n_features=n_features)
+
 # %% ../nbs/04_dp_erm.ipynb #db70f9da
 LAM_FLOOR = 1e-10   # public floor on Λ relative to w_max·R² (the largest possible eigenvalue of the weighted Gram)
 
@@ -335,7 +344,7 @@ class _DPERM(BaseEstimator):
     "Shared fit pipeline for the DP ERM estimators."
     def fit(self, X, y, sample_weight=None):
         "Fit and release (see the class docstring); a fit that raises leaves the estimator exactly as it was."
-        with atomic_fit(self): return self._fit(X, y, sample_weight)
+        with atomic_fit(self), release_guard(): return self._fit(X, y, sample_weight)
 
     def _missing_bounds(self, sample_weight) -> tuple:
         "Names of the public bounds this fit would infer; raises ValueError (before touching the data) unless opted in."
@@ -372,14 +381,17 @@ class _DPERM(BaseEstimator):
         lam = check_scalar(self.lam, "lam", low=0)
         xb = "declared"
         if isinstance(self.x_bounds, Mapping) or hasattr(self.x_bounds, "encoded_bounds") or hasattr(X, "columns"):
-            cov = fit_covariates(self, X, self.x_bounds)       # data frames / a public Schema in, names out (00a)
+            declared = self.x_bounds if self.x_bounds is not None else getattr(self.feature_map, "x_bounds", None)
+            cov = fit_covariates(self, X, declared)            # data frames / a public Schema in, names out (00a)
             if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): not DP; "
                                                     "declare the schema from public facts")
             X, xb = cov.X, (cov.x_bounds if cov.x_bounds is not None else "declared")
-        X = check_array(X, "X", ndim=2); n = check_consistent_length(X=X, y=y)
+        X = check_array(X, "X", ndim=2, finite=False); n = check_consistent_length(X=X, y=y)
         eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
         w, wb = _check_weights(sample_weight, self.weight_bound, n)
+        if "x_bounds" in inferred: X = clean_cells(X, "X")        # nothing declared: the domain is the finite reals
         fm = self._bind_feature_map(X, inferred, xb)
+        X = clean_cells(X, "X", _declared_box(fm, X.shape[1]), action="keep")   # core's input policy; the map clips
         R = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
         if lam < LAM_FLOOR * wb * R * R:   # public: below it the normal equations can be numerically singular
             raise ValueError(f"lam must be at least {LAM_FLOOR:g}·weight_bound·R² = {LAM_FLOOR * wb * R * R:.3g} (R = the "
@@ -575,10 +587,10 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
                              f"bound, which objective perturbation needs), got {self.method!r}")
         yb = None if self.y_bounds is None else check_bounds(self.y_bounds, "y_bounds")
         inferred = self._missing_bounds(sample_weight)                              # before the data is read
-        y = check_array(y, "y", ndim=1)
-        if yb is None: yb = infer_bounds(y, "y")                                    # only with allow_inferred_bounds=True
+        y = check_array(y, "y", ndim=1, finite=False)
+        if yb is None: yb = infer_bounds(clean_cells(y, "y"), "y")      # only with allow_inferred_bounds=True
         lo, hi = float(np.min(yb[0])), float(np.max(yb[1]))
-        y = check_in_bounds(y, (lo, hi), "y", action="clip")
+        y = clean_cells(y, "y", (lo, hi), action="clip")                            # core's input policy
         Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
         center, B = (lo + hi) / 2, (hi - lo) / 2
         theta, _ = solve_ridge(Phi, y - center, lam, w)

@@ -29,6 +29,9 @@ __all__ = ['stage2_constants', 'NOISE_MODES', 'functional_noise_scales', 'check_
            'PrivateCATEFunction', 'PublishedCATEValues', 'private_kernel_function', 'release_cate_function',
            'SharedCATEFunction', 'release_shareable_function', 'release_shareable_cate_function']
 
+# %% ../nbs/10_functional.ipynb #99820dd2
+from .core import clean_cells, release_guard   # the one input policy and the one release guard (00_core)
+
 # %% ../nbs/10_functional.ipynb #83c0ce31
 NOISE_MODES = ("strict", "paper", "proof")
 
@@ -308,7 +311,7 @@ def _path_options(kw:dict) -> dict:
 def _clip_records(X, weights, x_bounds, rho_max):
     "Per-record clipping to the public domain (neighbours stay neighbours; silent: no data-dependent event)."
     X = check_in_bounds(X, x_bounds, "X", action="clip")
-    if weights is not None: weights = np.clip(check_array(weights, "weights", ndim=1), 0.0, rho_max)
+    if weights is not None: weights = clean_cells(weights, "weights", (0.0, rho_max), ndim=1)   # core's input policy
     return X, weights
 
 def _kernel_release(X, phi, weights, x_bounds, plan:dict, rng, *, warn_training_queries=False, **options):
@@ -320,6 +323,7 @@ def _kernel_release(X, phi, weights, x_bounds, plan:dict, rng, *, warn_training_
     return PrivateCATEFunction(fit, plan["r"], x_bounds=x_bounds, random_state=rng, info=dict(plan["info"]),
                                warn_training_queries=warn_training_queries, **options)
 
+@release_guard()
 def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float, loss:LipschitzLoss, x_bounds,
                             epsilon:float, delta:float, rho_max:float=1.0, weighted_lipschitz:float|None=None,
                             noise:str="proof", solver_tol:float|None=None, accountant=None,
@@ -357,11 +361,12 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     by 2√(τ/(2λ)) (Derivation 6). `accountant` (default: the library-wide one) is charged before the data are used and
     before any noise is drawn (BudgetError first). Training inputs are clipped to `x_bounds` and weights to
     [0, rho_max], record by record. `kw`: `jitter`, `max_points`, `warn_points` of `PrivateCATEFunction`."""
-    X = check_array(X, "X", ndim=2); phi = check_array(phi, "phi", ndim=1)
-    phi = np.clip(phi, -MAX_BOUND, MAX_BOUND)    # public per-record cap: the solver's arithmetic cannot overflow
+    X = check_array(X, "X", ndim=2, finite=False)
+    phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
     n = check_consistent_length(X=X, phi=phi)
-    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1))
+    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
     xb = check_bounds(x_bounds, "x_bounds", X.shape[1])
+    X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
     plan = _functional_plan(n, X.shape[1], bandwidth=bandwidth, lam=lam, loss=loss, epsilon=epsilon, delta=delta,
                             rho_max=rho_max, weighted_lipschitz=weighted_lipschitz, noise=noise, solver_tol=solver_tol)
     options = _path_options(kw); check_random_state(random_state)        # validated before the charge
@@ -398,6 +403,7 @@ def _dpcate_plan(est, **kw):
                             weighted_lipschitz=c["weighted_lipschitz"], **kw)
     return rel, plan
 
+@release_guard()
 def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_stage.StageRelease
                           *, noise:str="proof", jitter:float=1e-8, max_points:int=16_384,
                           random_state=None) -> PrivateCATEFunction:
@@ -537,6 +543,7 @@ def _shareable_release(X, phi, weights, x_bounds, plan:dict, rng) -> SharedCATEF
     return SharedCATEFunction(omega=plan["omega"].copy(), coef=coef, x_bounds=tuple(np.asarray(b, float) for b in x_bounds),
                               info=dict(plan["shared_info"]))
 
+@release_guard()
 def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:float, x_bounds, epsilon:float,
                                delta:float, loss:LipschitzLoss, rho_max:float=1.0, weighted_lipschitz:float|None=None,
                                n_features:int=200, feature_seed=0, solver_tol:float|None=None, accountant=None,
@@ -566,11 +573,12 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
 
     `accountant` (default: the library-wide one) is charged (ε, δ) — μ on a GDPAccountant — before the data are used
     and before any noise is drawn. Training inputs are clipped to `x_bounds`, weights to [0, rho_max]."""
-    X = check_array(X, "X", ndim=2); phi = check_array(phi, "phi", ndim=1)
-    phi = np.clip(phi, -MAX_BOUND, MAX_BOUND)    # public per-record cap: the solver's arithmetic cannot overflow
+    X = check_array(X, "X", ndim=2, finite=False)
+    phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
     n = check_consistent_length(X=X, phi=phi); q = X.shape[1]
-    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1))
+    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
     xb = check_bounds(x_bounds, "x_bounds", q)
+    X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
     plan = _shareable_plan(n, q, n_features=n_features, feature_seed=feature_seed, bandwidth=bandwidth, lam=lam,
                            loss=loss, epsilon=epsilon, delta=delta, rho_max=rho_max,
                            weighted_lipschitz=weighted_lipschitz, solver_tol=solver_tol)
@@ -579,6 +587,7 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     rng = noise_rng(random_state, "function release")                      # secret: OS entropy (notebook 01a)
     return _shareable_release(X, phi, weights, xb, plan, rng)
 
+@release_guard()
 def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0, random_state=None) -> SharedCATEFunction:
     """Shareable (publishable) release from a fitted DPCATE(final='kernel'), using its single second-stage release.
 

@@ -16,6 +16,16 @@ from .two_stage import DP2ERMClassifier, CompositionBaselineClassifier
 # %% auto #0
 __all__ = ['ITR_SETTINGS', 'PrivateITR', 'rule_value', 'rule_accuracy', 'weights_ignored', 'simulate_itr', 'run_itr_experiment']
 
+# %% ../nbs/16_itr.ipynb #97541c90
+from collections.abc import Mapping
+from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
+
+# %% ../nbs/16_itr.ipynb #b966f68c
+def _learner_box(learner):
+    "The (lower, upper) box a DP-ERM learner declares, on itself or on its feature map; None for a schema or nothing."
+    box = learner.x_bounds if learner.x_bounds is not None else getattr(learner.feature_map, "x_bounds", None)
+    return None if isinstance(box, Mapping) or hasattr(box, "encoded_bounds") else box
+
 # %% ../nbs/16_itr.ipynb #f4045e92
 class PrivateITR(BaseEstimator):
     """A treatment rule d(x) = 1{θ̃ᵀφ(x) > 0} learned by outcome-weighted learning with a private weighted classifier.
@@ -40,12 +50,12 @@ class PrivateITR(BaseEstimator):
 
     def fit(self, Y, A, *, X, propensity=None):
         "Fit the rule on outcomes Y, arms A ∈ {0, 1} and covariates X (one private release of the learner)."
-        with atomic_fit(self):
+        with atomic_fit(self), release_guard():
             A = check_binary_treatment(A, "A"); Y, self.outcome_name_ = as_1d(Y, "Y")
             if isinstance(self.learner, DPLogisticRegression):        # erm's model takes arrays: numeric columns, names kept
-                X = fit_covariates(self, X, None).X; check_consistent_length(Y=Y, A=A, X=X)
+                X = fit_covariates(self, X, _learner_box(self.learner)).X; check_consistent_length(Y=Y, A=A, X=X)
                 lo, hi = (float(v) for v in self.learner.outcome_bounds_for_itr)
-                self.learner.fit(X, A, sample_weight=np.clip(Y, lo, hi) - lo)
+                self.learner.fit(X, A, sample_weight=clean_cells(Y, "Y", (lo, hi)) - lo)   # core's input policy
                 return self
             check_consistent_length(Y=Y, A=A)               # X against A: the learner's own check (it encodes X)
             if propensity is not None: self.learner.fit(X, A, T=A, outcome=Y, propensity=propensity)

@@ -24,6 +24,9 @@ __all__ = ['gaussian_tradeoff', 'eps_delta_tradeoff', 'convex_envelope', 'meta_t
            'DPTLearner', 'DPXLearner', 'r_stage_sensitivity', 'r_stage_clip', 'DPRStageRidge', 'DPRLearner',
            'DPDRLearner']
 
+# %% ../nbs/17_meta_learners.ipynb #33978299
+from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
+
 # %% ../nbs/17_meta_learners.ipynb #0d9502fd
 def gaussian_tradeoff(alpha, mu):
     "G_μ(α) = Φ(Φ⁻¹(1−α) − μ): the trade-off function of μ-GDP."
@@ -237,7 +240,7 @@ def _meta_fit(self, Y, T, X):
     cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
     if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): the release "
                                             "would not be DP; declare the schema from public facts")
-    Y, T, X = check_array(Y, "Y", ndim=1, finite="no_nan"), check_binary_treatment(T, "T"), cov.X   # ±inf: clipped
+    Y, T, X = check_array(Y, "Y", ndim=1, finite=False), check_binary_treatment(T, "T"), cov.X   # cells: read below
     n = check_consistent_length(Y=Y, T=T, X=X)
     yb, xb, eps, dlt, k, sizes = self._public(n, X.shape[1], cov.x_bounds)
     names = self._parts
@@ -255,7 +258,8 @@ def _meta_fit(self, Y, T, X):
         for nm in names:
             g = mods[nm][1] if is_private(mods[nm][1][0]) else (np.inf, 0.0)
             block.spend(*g, part=nm, label=f"{nm} module" + ("" if is_private(g[0]) else " [not private: epsilon=inf]"))
-    X = check_in_bounds(X, xb, "X", action="clip"); Y = check_in_bounds(Y, yb, "Y", action="clip")
+    X = clean_cells(X, "X", xb, action="clip")                      # core's input policy: ±inf out of bounds, clipped
+    Y = clean_cells(Y, "Y", yb, action="clip")
     ratios = check_split(self._default_split if self.split is None else self.split, names)
     idx = dict(zip(names, split_indices(n, ratios, seeds[0])))      # the sizes are split_sizes(n, ratios) = sizes
     fitted, leaks = self._stages({nm: m for nm, (m, _) in mods.items()}, idx, Y, T, X, yb, k)
@@ -284,7 +288,7 @@ def _fit(self, Y, T, *, X):
     Returns
     -------
     self, with `models_` (the fitted modules), `part_sizes_`, `epsilon_spent_`, `delta_spent_`, `charged_to_`."""
-    with atomic_fit(self): return self._fit_impl(Y, T, X)
+    with atomic_fit(self), release_guard(): return self._fit_impl(Y, T, X)
 
 def _effect(self, X) -> np.ndarray:
     "Estimated CATE τ̂(x) at the rows of X (post-processing of the released modules)."

@@ -8,7 +8,7 @@ import decimal, json, numbers, os, warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 import numpy as np
-from .core import PrivacyLeakWarning, check_array, check_bounds
+from .core import PrivacyLeakWarning, check_array, check_bounds, clean_cells
 
 # %% auto #0
 __all__ = ['NumericColumn', 'CategoricalColumn', 'Schema', 'infer_schema', 'Covariates', 'resolve_covariates', 'as_1d',
@@ -108,18 +108,12 @@ def _column_spec(name, spec):
                      "or a vocabulary {'categories': [...]}")
 
 # %% ../nbs/00a_schema.ipynb #97d113b2
-def _finite_beyond(v, lo, hi):
-    "±inf (an overflowing cell) → the finite out-of-bounds value hi + (hi − lo) / lo − (hi − lo): refused or clipped like 1e300."
-    w = hi - lo
-    return np.where(v == np.inf, hi + w, np.where(v == -np.inf, lo - w, v))
-
 def _encode_numeric(col, c):
     a = np.asarray(col)
     if a.dtype.kind in "biuf":
         with np.errstate(all="ignore"): v = a.astype(float)        # a long double overflowing: ±inf, no event
     else: v = np.array([k if isinstance(k, float) else np.nan for k in map(_cell_key, a.ravel())], float)
-    v = _finite_beyond(v, c.lo, c.hi)
-    return np.where(np.isnan(v), c.fill, v)[:, None]
+    return clean_cells(v, "X", (c.lo, c.hi), action="keep", fill=c.fill)[:, None]   # core's input policy
 
 def _codes(col, c):
     "Level index of each cell: the vocabulary position, or the 'other' level."
@@ -357,13 +351,6 @@ def _unschematised(X, name, finite=True):
                             "{'categories': [...]}}) or encode it with a public rule")
     return check_array(np.column_stack(list(cols.values())), name, ndim=2, finite=finite), [str(c) for c in cols]
 
-def _inf_out_of_bounds(arr, xb):
-    "±inf → the finite out-of-bounds value hi + (hi − lo) / lo − (hi − lo): the bounds rule (raise or clip) then applies."
-    if np.isnan(arr).any(): raise ValueError("X contains NaN values; drop or impute them with a public rule (or declare a "
-                                             "schema with a fill value) before a private analysis")
-    lo, hi = (np.broadcast_to(np.asarray(b, float), arr.shape[1:]) for b in xb)
-    return _finite_beyond(arr, lo, hi)
-
 # %% ../nbs/00a_schema.ipynb #e2e56791
 def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
     """Encode covariates `X` with their public declaration `x_bounds` (Schema, dict, (lower, upper) or None).
@@ -395,9 +382,9 @@ def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
         eb = schema.encoded_bounds()
         return Covariates(schema.transform(X, name=name), (eb[:, 0].copy(), eb[:, 1].copy()), schema.feature_names_out(),
                           list(schema.columns), schema, not schema.inferred)
-    arr, names_in = _unschematised(X, name, finite=x_bounds is None)
+    arr, names_in = _unschematised(X, name, finite=False)
     xb = None if x_bounds is None else check_bounds(x_bounds, "x_bounds", n_features=arr.shape[1])
-    if xb is not None: arr = _inf_out_of_bounds(arr, xb)   # declared bounds: an overflowing entry is just out of bounds
+    arr = clean_cells(arr, name, xb, action="keep")      # core's input policy; the estimator applies its bounds rule
     return Covariates(arr, xb, names_in or [f"x{j}" for j in range(arr.shape[1])], names_in, None, True)
 
 # %% ../nbs/00a_schema.ipynb #7f2bfc27
@@ -411,7 +398,8 @@ def as_1d(v, name:str):
 
     Returns
     -------
-    (values, label) : a float ndarray of shape (n,) validated by `core.check_array`, and a string.
+    (values, label) : a float ndarray of shape (n,) and a string. Only the type and shape are checked: the
+        estimator reads the cells with `core.clean_cells` and its public bounds (±inf is then out of bounds).
 
     Examples
     --------
@@ -424,7 +412,7 @@ def as_1d(v, name:str):
         if len(cols) != 1: raise ValueError(f"{name} must be a single column")
         label, v = str(cols[0]), v[cols[0]]
     elif getattr(v, "name", None) is not None and not isinstance(v, np.ndarray): label = str(v.name)
-    return check_array(np.asarray(v), name, ndim=1), label
+    return check_array(np.asarray(v), name, ndim=1, finite=False), label
 
 # %% ../nbs/00a_schema.ipynb #e4e6ff94
 def check_n_features(X, n_features:int, *, name:str="X", what:str="estimator") -> np.ndarray:

@@ -20,6 +20,9 @@ from .schema import fit_covariates, query_covariates
 # %% auto #0
 __all__ = ['dp2erm_params', 'DP2ERMClassifier', 'CompositionBaselineClassifier']
 
+# %% ../nbs/15_dp_2erm.ipynb #33978299
+from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
+
 # %% ../nbs/15_dp_2erm.ipynb #feb6505e
 def _jacobian_bound(lam_tot, n, others, W, c, R, paper=False):
     "J(Λ') = cR²·S̄_o/(nΛ') + (1 or 2)·log(1 + W·c·R²/(nΛ'))."
@@ -93,7 +96,7 @@ class DP2ERMClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, *, T, outcome=None, propensity=None):
         "Compute the weights, charge the accountant, draw the noise once and release `coef_`."
-        with atomic_fit(self): return self._fit(X, y, T, outcome, propensity)
+        with atomic_fit(self), release_guard(): return self._fit(X, y, T, outcome, propensity)
 
 # %% ../nbs/15_dp_2erm.ipynb #c31e4ac8
 def _dp2erm_fit(self, X, y, T, outcome, propensity):
@@ -126,8 +129,8 @@ def _dp2erm_fit(self, X, y, T, outcome, propensity):
             ob = infer_bounds(check_array(outcome, "outcome", ndim=1), "outcome"); inferred.append("outcome_bounds")
         lo, hi = (float(v) for v in ob)
         if not lo < hi: raise ValueError("outcome_bounds must satisfy lower < upper")
-        o = check_array(outcome, "outcome", ndim=1, finite="no_nan"); check_consistent_length(y=y, outcome=o)   # ±inf: clipped
-        w, cert = w * (np.clip(o, lo, hi) - lo), _effective_certificate(cert, hi - lo)
+        o = clean_cells(outcome, "outcome", (lo, hi), ndim=1); check_consistent_length(y=y, outcome=o)   # input policy
+        w, cert = w * (o - lo), _effective_certificate(cert, hi - lo)
     w = np.minimum(w, cert.weight_bound)   # a fixed per-record map: w ≤ W holds exactly, also after floating-point rounding
     if not np.isfinite(cert.others): inferred.append("weights")
     fm = StandardizeToBounds(xb); Phi = fm.transform(X); d = Phi.shape[1]
@@ -189,7 +192,7 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, *, T, outcome=None):
         "Two DP releases (propensity, then weighted outcome model), both charged before any noise."
-        with atomic_fit(self):
+        with atomic_fit(self), release_guard():
             eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
             split = check_scalar(self.split, "split", low=0, high=1)
             if self.x_bounds is None: raise ValueError("CompositionBaselineClassifier: declare x_bounds=(lower, upper)")
@@ -213,7 +216,7 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
             w = 1.0 / np.maximum(clip, np.where(T == 1, p1, 1 - p1)); r_max = 1.0
             if outcome is not None:
                 lo, hi = (float(v) for v in self.outcome_bounds); r_max = hi - lo
-                w = w * (np.clip(check_array(outcome, "outcome", ndim=1, finite="no_nan"), lo, hi) - lo)
+                w = w * (clean_cells(outcome, "outcome", (lo, hi), ndim=1) - lo)   # core's input policy: clipped
             wb = r_max / clip
             w = np.minimum(w, wb)   # (1/c)·r can round one ulp above r/c: clip to the declared bound (fixed per-record map)
             out = DPLogisticRegression(epsilon=e2, delta=dlt / 2, lam=self.lam, x_bounds=cov.x_bounds,

@@ -20,6 +20,9 @@ __all__ = ['WeightCertificate', 'weight_movement', 'ipw_known_weights', 'ipw_kno
            'ipw_estimated_weights', 'entropy_certificate', 'entropy_balancing_weights', 'mmd_certificate',
            'mmd_weights', 'BalancingWeights']
 
+# %% ../nbs/14_balancing_weights.ipynb #433135e4
+from .core import release_guard   # the one fit guard (00_core)
+
 # %% ../nbs/14_balancing_weights.ipynb #6d40544b
 class WeightCertificate(NamedTuple):
     "Public worst-case bound on S(D, D') = Σ_{i≠j}|wᵢ − wᵢ'| + w_j + w_j' over replace-one neighbours of size n."
@@ -231,6 +234,7 @@ class BalancingWeights(BaseEstimator):
             inferred.append("bandwidth")
         return xb, h, inferred
 
+    @release_guard()
     def compute(self, T, X, propensity=None):
         "Weights (private) and their WeightCertificate (public) for treatment T and covariates X."
         T = check_binary_treatment(T); cov = resolve_covariates(X, self.x_bounds)     # a Schema/dict encodes a data frame

@@ -194,8 +194,8 @@ def test_dpcate_auto_structure_same_on_extreme_neighbours(n):
 
 # --- Finding 4: DPATE's fold design takes X without x_bounds; ±inf raises, 1e300 fits ---------------------------------
 @pytest.mark.xfail(strict=True, reason="finding 4: DPATE(design='fold') accepts covariates without x_bounds (its "
-                   "sensitivity does not involve X); a record with x = 1e300 fits but x = ±inf raises 'X contains NaN "
-                   "or infinite values' (check_array finite=True when x_bounds is None)")
+                   "sensitivity does not involve X); a record with x = 1e300 fits but x = ±inf raises 'X contains "
+                   "infinite values' (core.clean_cells: without declared bounds the domain is the finite reals)")
 def test_dpate_fold_infinite_covariate_without_bounds():
     from dp_causal_nb.ate import DPATE
     X, T, Y, _, _ = _data()
