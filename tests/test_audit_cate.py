@@ -253,9 +253,10 @@ def test_fit_charges_default_accountant_and_refusal_leaves_no_state():
 def test_random_streams_are_spawned_with_full_entropy():
     X, A, Y = _data(40, 0)
     e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB).fit(Y, A, X=X)       # random_state=None
-    gens = [e.propensity_model_.random_state, e.outcome_model_.random_state, e._noise_rng, e._search_rng,
+    gens = [e.propensity_model_.random_state, e.outcome_model_.random_state, e._search_rng,
             e.outcome_model_.feature_map.base.random_state, e.feature_map_.base.random_state]
-    # the nuisance models get SeedSequences (a Generator would be mixed with OS entropy: not reproducible for int seeds)
+    assert not hasattr(e, "_noise_rng")               # public streams only: the noise has its own secret stream
+    # the nuisance models get SeedSequences (their public random_state)
     assert all(isinstance(g, (np.random.Generator, np.random.SeedSequence)) for g in gens)
     seqs = [g if isinstance(g, np.random.SeedSequence) else g.bit_generator.seed_seq for g in gens]
     assert len({s.spawn_key for s in seqs}) == len(seqs) and len({s.entropy for s in seqs}) == 1

@@ -52,7 +52,7 @@ def test_gaussian_classic_eps05():
 def test_gaussian_vector_output():
     # d = 10 answers whose difference has l2 norm exactly 1 (spread over all coordinates)
     d = 10; f0, f1 = np.zeros(d), np.full(d, 1 / np.sqrt(d))
-    mech = lambda s: (lambda f, size, rng: gaussian_mechanism(np.tile(f, (size, 1)), s, 1.0, 1e-5, random_state=rng))
+    mech = lambda s: (lambda f, size, rng: gaussian_mechanism(f, s, 1.0, 1e-5, size=size, random_state=rng))
     ok = audit_mechanism(mech(1.0), f0, f1, n_runs=N_RUNS, delta=1e-5, random_state=0)
     bad = audit_mechanism(mech(1 / 3), f0, f1, n_runs=N_RUNS, delta=1e-5, random_state=0)
     assert ok.epsilon_lower < 1.0 < bad.epsilon_lower, (ok, bad)
@@ -71,7 +71,7 @@ def test_laplace_eps1_correct_passes_broken_caught():
 def test_laplace_vector_l1():
     # l1 sensitivity 1 concentrated on one coordinate (the worst case for the l1 ball), d = 5
     d = 5; f0, f1 = np.zeros(d), np.eye(d)[0]
-    mech = lambda s: (lambda f, size, rng: laplace_mechanism(np.tile(f, (size, 1)), s, 1.0, random_state=rng))
+    mech = lambda s: (lambda f, size, rng: laplace_mechanism(f, s, 1.0, size=size, random_state=rng))
     ok = audit_mechanism(mech(1.0), f0, f1, n_runs=N_RUNS, random_state=0, alpha=0.01)
     bad = audit_mechanism(mech(1 / 3), f0, f1, n_runs=N_RUNS, random_state=0, alpha=0.01)
     assert ok.epsilon_lower < 1.0 < bad.epsilon_lower, (ok, bad)

@@ -158,6 +158,7 @@ def test_numpy_error_policy_cannot_make_an_event():
     assert o0 == o1 and o0[0] is None, (o0, o1)
 
 
+@pytest.mark.os_noise
 def test_functional_noise_from_a_copied_generator_is_fresh():
     "Review finding: one secret Generator given to two workers made their functional releases' noise cancel."
     import copy
