@@ -171,7 +171,7 @@ def ate_scores(estimator:str, T, Yc, nuis:dict) -> np.ndarray:
     m0, m1 = nuis["m0"], nuis["m1"]
     return m1 - m0 + T * nuis["w1"] * (Yc - m1) - (1 - T) * nuis["w0"] * (Yc - m0)
 
-# %% ../nbs/11_dp_ate.ipynb #abac610f
+# %% ../nbs/11_dp_ate.ipynb #e3478cbc
 def _check_model(model, kind):
     need = ("fit", "predict_proba") if kind == "propensity_model" else ("fit", "predict")
     if not all(hasattr(model, a) for a in need):
@@ -333,7 +333,7 @@ def split_sensitivity(estimator:str, n_final:int, outcome_bound:float, propensit
     "√C/m: sensitivity of the final-part mean of the scores and of its standard error (Theorem 2a)."
     return float(np.sqrt(sensitivity_constant(estimator, outcome_bound, propensity_clip)) / n_final)
 
-# %% ../nbs/11_dp_ate.ipynb #db7bfb46
+# %% ../nbs/11_dp_ate.ipynb #11a517d4
 def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_features:int=1, delta:float=1e-6) -> float:
     """Default public penalty Λ of a split-design nuisance model fitted on n_part records (public inputs only).
 
@@ -349,7 +349,7 @@ def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_feat
     return float(lams[int(np.argmin(err))])
 
 def _seed(g:np.random.Generator) -> np.random.SeedSequence:
-    "The SeedSequence behind a spawned stream: a DP model given it is reproducible for an int seed (a Generator would be mixed with OS entropy)."
+    "The SeedSequence behind a public stream: a DP nuisance model's random_state (its noise stays secret, notebook 01a)."
     return g.bit_generator.seed_seq
 
 def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs):
@@ -386,7 +386,7 @@ def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt,
     m = int(F.sum()); tau = float(G.mean())
     return tau, float(np.sqrt(np.sum((G - tau)**2) / (m * (m - 1)))), m, sizes
 
-# %% ../nbs/11_dp_ate.ipynb #a4670c66
+# %% ../nbs/11_dp_ate.ipynb #cee3840b
 DESIGNS = ("auto", "fold", "split")
 
 class DPATE(BaseEstimator):
@@ -450,8 +450,8 @@ class DPATE(BaseEstimator):
         Charged before any noise is drawn; None: the library-wide ``default_accountant()``. The split design needs a
         PrivacyAccountant (its nuisance models are (ε, δ)-DP).
     random_state : None, int or Generator
-        Split/folds and noise. None (fresh OS entropy) for a real release; an int makes the noise reproducible by
-        anyone who knows it (teaching and tests).
+        The split or folds (public streams). The noise always comes from fresh OS entropy; random_state seeds it
+        only inside ``reproducible_noise()`` (teaching, tests: notebook 01a).
 
     Attributes
     ----------

@@ -331,13 +331,13 @@ _BOUND_HELP = {"x_bounds": "x_bounds=(lower, upper) on the estimator or on its f
                "y_bounds": "y_bounds=(lower, upper)",
                "weight_bound": "weight_bound (a public upper bound on sample_weight)"}
 
-# %% ../nbs/04_dp_erm.ipynb #7a6ace00
+# %% ../nbs/04_dp_erm.ipynb #ceeb9a8a
 def _declared_box(feature_map, n_features:int):
     "The public box (lower, upper) the bound feature map clips to; None for a map without one (the finite reals)."
     xb = getattr(feature_map, "x_bounds", None)
     return None if xb is None else check_bounds(xb, "x_bounds", n_features=n_features)
 
-# %% ../nbs/04_dp_erm.ipynb #db70f9da
+# %% ../nbs/04_dp_erm.ipynb #ef76bff0
 LAM_FLOOR = 1e-10   # public floor on Λ relative to w_max·R² (the largest possible eigenvalue of the weighted Gram)
 
 class _DPERM(BaseEstimator):
@@ -427,7 +427,7 @@ class _DPERM(BaseEstimator):
                 raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
         return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
 
-# %% ../nbs/04_dp_erm.ipynb #66a9b828
+# %% ../nbs/04_dp_erm.ipynb #2954630c
 class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
@@ -457,8 +457,8 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
         Constants of the objective-perturbation theorem.
     accountant : PrivacyAccountant, optional; label : str, optional (ledger label).
     random_state : int, Generator or None
-        The noise seed. It must be secret and unpredictable for a real release (None draws fresh OS entropy); an int
-        seed makes the noise reproducible by anyone who knows it, which is for teaching and tests only.
+        The noise always comes from fresh OS entropy; random_state seeds it only inside ``reproducible_noise()``
+        (teaching, tests: notebook 01a).
     tol : float in (0, 1e-8], default 1e-10
         Newton tolerance on ‖∇J‖ (raised to a floating-point floor for tiny lam with large noise); the released point
         is within about tol/(lam+Δ) of the exact minimiser the theorems are about. The damped Newton solver has a
@@ -524,7 +524,7 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
         p = special.expit(self.decision_function(X)); return np.column_stack([1 - p, p])
     def predict(self, X): return (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/04_dp_erm.ipynb #aa0a6021
+# %% ../nbs/04_dp_erm.ipynb #ccfb44c3
 class DPRidgeRegression(RegressorMixin, _DPERM):
     """(ε, δ)-DP ridge regression on a public feature map by output perturbation (replace-one neighbours).
 
@@ -553,8 +553,8 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
         Output perturbation (the only method: the squared loss has no global gradient bound).
     accountant : PrivacyAccountant, optional; label : str, optional (ledger label).
     random_state : int, Generator or None
-        The noise seed; it must be secret and unpredictable for a real release (None draws fresh OS entropy); an int
-        seed is for teaching and tests.
+        The noise always comes from fresh OS entropy; random_state seeds it only inside ``reproducible_noise()``
+        (teaching, tests: notebook 01a).
     allow_inferred_bounds : bool, default False
         Infer missing bounds from the data (NOT DP, see above).
 

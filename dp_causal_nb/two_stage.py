@@ -59,7 +59,7 @@ def dp2erm_params(epsilon:float, delta:float=0.0, *, n:int, lam:float, certifica
         return ObjectivePerturbation(Delta, eps1, jac, NoiseSpec("gaussian", G * (t + np.sqrt(t * t + 2 * eps1)) / (2 * eps1)))
     return ObjectivePerturbation(Delta, eps1, jac, NoiseSpec("gamma", G / eps1))
 
-# %% ../nbs/15_dp_2erm.ipynb #b8739277
+# %% ../nbs/15_dp_2erm.ipynb #cbdf23bb
 def _effective_certificate(cert:WeightCertificate, r_max:float) -> WeightCertificate:
     "Certificate of ωᵢ = wᵢ·rᵢ for record-local rᵢ ∈ [0, r_max]: (r_max·S̄_o, r_max·W)."
     return WeightCertificate(cert.others * r_max, cert.weight_bound * r_max, cert.method)
@@ -71,9 +71,9 @@ class DP2ERMClassifier(ClassifierMixin, BaseEstimator):
     (ε, δ)-DP for the whole pipeline; δ = 0: Gamma-norm noise, δ > 0: Gaussian. Objective
     (1/n)Σ ωᵢ ℓ(θᵀφ(xᵢ); yᵢ) + (lam/2)‖θ‖², ωᵢ = wᵢ·(clip(outcomeᵢ) − lo). x_bounds (and outcome_bounds when
     `outcome` is given) must be declared; allow_inferred_bounds=True infers them (PrivacyLeakWarning; charged (inf, 0),
-    NOT DP). random_state is the noise seed: secret for a real release (None = OS entropy). x_bounds may be a
-    `Schema` (or a dict declaring one, notebook 00a): X may then be a data frame with categorical columns, encoded by
-    the schema's public map; `feature_names_out_` names the coefficients and `summary()` prints them.
+    NOT DP). The noise comes from fresh OS entropy; random_state seeds it only inside reproducible_noise(). x_bounds
+    may be a `Schema` (or a dict declaring one, notebook 00a): X may then be a data frame with categorical columns,
+    encoded by the schema's public map; `feature_names_out_` names the coefficients and `summary()` prints them.
 
     Examples
     --------
@@ -98,7 +98,7 @@ class DP2ERMClassifier(ClassifierMixin, BaseEstimator):
         "Compute the weights, charge the accountant, draw the noise once and release `coef_`."
         with atomic_fit(self), release_guard(): return self._fit(X, y, T, outcome, propensity)
 
-# %% ../nbs/15_dp_2erm.ipynb #c31e4ac8
+# %% ../nbs/15_dp_2erm.ipynb #a0495759
 def _dp2erm_fit(self, X, y, T, outcome, propensity):
     eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True); lam = check_scalar(self.lam, "lam", low=0)
     if lam < LAM_FLOOR: raise ValueError(f"lam must be at least {LAM_FLOOR:g} (erm's floor; the features have norm ≤ 1 and the "
@@ -171,7 +171,7 @@ DP2ERMClassifier.summary = _summary
 DP2ERMClassifier.predict_proba = lambda self, X: (lambda p: np.column_stack([1 - p, p]))(special.expit(self.decision_function(X)))
 DP2ERMClassifier.predict = lambda self, X: (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/15_dp_2erm.ipynb #6d15c9be
+# %% ../nbs/15_dp_2erm.ipynb #4c3cecc3
 class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
     """Stage-wise composition baseline for DP-2ERM with IPW weights: DP propensity model (ε₁ = split·ε), record-local
     clipped IPW weights from it, then a DP weighted logistic regression (ε₂ = ε − ε₁) with weight_bound r_max/π_min.
@@ -205,7 +205,7 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
             e1, e2 = (eps * split, eps * (1 - split)) if is_private(eps) else (np.inf, np.inf)
             acc = resolve_accountant(self.accountant)
             if hasattr(acc, "check") and is_private(eps): acc.check(eps, dlt)        # both spends fit, before any noise
-            rs = self.random_state                   # int/SeedSequence: reproducible child seeds; None/Generator: fresh entropy
+            rs = self.random_state                   # public child seeds (the models' noise is secret, notebook 01a)
             if isinstance(rs, (int, np.integer, np.random.SeedSequence)):
                 g1, g2 = (rs if isinstance(rs, np.random.SeedSequence) else np.random.SeedSequence(int(rs))).spawn(2)
             else: g1 = g2 = rs
