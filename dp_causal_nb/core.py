@@ -8,11 +8,11 @@ import math, os, numbers, warnings, contextlib, contextvars, threading, functool
 import numpy as np
 
 # %% auto #0
-__all__ = ['MAX_BOUND', 'PUBLIC_WARNINGS', 'quiet_data_warnings', 'PrivacyLeakWarning', 'BudgetError', 'DPDomainWarning',
-           'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta', 'check_random_state', 'reproducible_noise',
-           'use_reproducible_noise', 'carry_noise_policy', 'spawn_generators', 'check_array', 'check_consistent_length',
-           'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds', 'clean_cells', 'atomic_fit',
-           'PublicWarning', 'release_guard', 'bounded_predictions']
+__all__ = ['MAX_BOUND', 'MIN_WIDTH', 'PUBLIC_WARNINGS', 'quiet_data_warnings', 'PrivacyLeakWarning', 'BudgetError',
+           'DPDomainWarning', 'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta', 'check_random_state',
+           'reproducible_noise', 'use_reproducible_noise', 'carry_noise_policy', 'spawn_generators', 'check_array',
+           'check_consistent_length', 'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds',
+           'clean_cells', 'atomic_fit', 'PublicWarning', 'release_guard', 'bounded_predictions']
 
 # %% ../nbs/00_core.ipynb #c3b3b0c9
 class PrivacyLeakWarning(RuntimeWarning):
@@ -158,8 +158,9 @@ def check_binary_treatment(T, name:str="T") -> np.ndarray:
         raise ValueError(f"{name} must be binary with values in {{0, 1}}; it has other values")
     return t.astype(int)
 
-# %% ../nbs/00_core.ipynb #c696b265
+# %% ../nbs/00_core.ipynb #2ec40014
 MAX_BOUND = 1e100   # public limit on declared bounds: squares and sums of n squares stay far from float overflow
+MIN_WIDTH = 1e-100  # public limit on a declared range's width: its square and its constants stay normal floats
 
 def check_bounds(bounds, name:str, n_features:int|None=None):
     "Validate public bounds `(lower, upper)`: scalars or arrays of length `n_features`; returns two float arrays."
@@ -177,6 +178,9 @@ def check_bounds(bounds, name:str, n_features:int|None=None):
     if max(np.max(np.abs(lo)), np.max(np.abs(hi))) > MAX_BOUND:   # squares of larger values overflow on some data only
         raise ValueError(f"{name}: declared bounds must lie within ±{MAX_BOUND:g} (rescale the variable); larger ones "
                          "make sums of squares overflow on some datasets and not on others")
+    if np.min(hi - lo) < MIN_WIDTH:        # squared half-ranges would be subnormal: sensitivities lose their precision
+        raise ValueError(f"{name}: every declared range must be at least {MIN_WIDTH:g} wide (rescale the variable); "
+                         "narrower ones make the sensitivity constants lose precision")
     return lo, hi
 
 def check_in_bounds(a, bounds, name:str, *, action:str="raise", warn:bool=False):

@@ -427,7 +427,7 @@ class _DPERM(BaseEstimator):
                 raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
         return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
 
-# %% ../nbs/04_dp_erm.ipynb #2954630c
+# %% ../nbs/04_dp_erm.ipynb #85ce6206
 class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
@@ -504,7 +504,8 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
         solve = lambda lam_, lin=None: solve_logistic(Phi, y, lam_, w, linear=lin, tol=tol, norm_bound=R, weight_bound=wb)[0]
         if self.method == "output" or not is_private(eps):
             theta = solve(lam)                                             # exact fit first: nothing released yet
-            sens = erm_sensitivity(n, lam, lipschitz=1.0, norm_bound=R, weight_bound=wb)
+            tau = logistic_newton_bound(n, d, lam, norm_bound=R, weight_bound=wb, tol=tol).tol   # public
+            sens = erm_sensitivity(n, lam, lipschitz=1.0, norm_bound=R, weight_bound=wb) + 2 * tau / lam   # + solver
             noise = output_perturbation_noise(eps, dlt, sens); lam_eff = lam
             spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
             coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))

@@ -10,9 +10,9 @@ import numpy as np
 from .core import _REPRODUCIBLE, check_random_state, check_scalar
 
 # %% auto #0
-__all__ = ['CAP', 'S_MAX', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINATE', 'MIN_UNITS', 'discrete_laplace', 'discrete_gaussian',
-           'rounded_gaussian', 'grid_step', 'GridPlan', 'plan_gaussian', 'plan_laplace', 'snap', 'grid_release',
-           'noise_rng']
+__all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINATE', 'MIN_UNITS', 'discrete_laplace',
+           'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan', 'plan_gaussian', 'plan_laplace', 'snap',
+           'grid_release', 'noise_rng']
 
 # %% ../nbs/01a_secure_noise.ipynb #58b3561f
 def _bernoulli(num, den, rng) -> np.ndarray:
@@ -50,9 +50,10 @@ def _bernoulli_exp(num, den:int, rng) -> np.ndarray:
     out[idx] = _bernoulli_exp_small([(frac[idx], den)], idx.size, rng)
     return out
 
-# %% ../nbs/01a_secure_noise.ipynb #324f4e97
+# %% ../nbs/01a_secure_noise.ipynb #7b72512e
 CAP = 12               # |proposal| > CAP·s is rejected: mass below 1e-32
 S_MAX = 12_288         # largest s (and t) whose integer arithmetic stays below 2⁶³ (derivation)
+MIN_POOL = 4096        # candidates drawn per batch at least: a release's values are a few among many (timing, below)
 
 def _geometric_exp1(size:int, rng) -> np.ndarray:
     "Number of Bernoulli(e⁻¹) successes before the first failure (exact)."
@@ -77,7 +78,7 @@ def discrete_laplace(t:int, # integer scale: P(k) ∝ exp(−|k|/t)
     out = np.empty(size, np.int64)
     filled = 0
     while filled < size:
-        m = int((size - filled) * 1.7) + 16
+        m = max(int((size - filled) * 1.7) + 16, MIN_POOL)
         u = rng.integers(0, t, size=m)
         u = u[_bernoulli_exp_small([(u, t)], m, rng)]
         x = u + t * _geometric_exp1(u.size, rng)
@@ -95,6 +96,8 @@ def discrete_gaussian(s:int, # integer scale: P(k) ∝ exp(−k²/2s²)
                      ):
     "Exact draws of the discrete Gaussian on ℤ truncated to |k| ≤ cap·s (CKS 2020, Algorithm 3), int64."
     s = _check_units(s, "s")
+    if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or not 1 <= cap <= CAP:
+        raise ValueError(f"cap must be an integer in [1, {CAP}] (the int64 arithmetic holds up to {CAP}), got {cap!r}")
     t = s + 1
     den = 2 * s * s * t * t
     out = np.empty(size, np.int64)

@@ -216,3 +216,24 @@ def test_no_reachable_seed_regenerates_the_noise(name, random_state):
 def test_noise_stream_ignores_the_seed_by_default():
     assert noise_rng(0).integers(2 ** 62) != noise_rng(0).integers(2 ** 62)
     assert laplace_mechanism(0.0, 1.0, 1.0, random_state=0) != laplace_mechanism(0.0, 1.0, 1.0, random_state=0)
+
+# --- review findings, kept fixed ---------------------------------------------------------------------------------
+def test_logistic_output_perturbation_counts_the_solver_error():
+    "The released point is within τ/Λ of the exact minimiser on each neighbour: Δ₂ includes 2τ/Λ."
+    from dp_causal_nb.erm import DPLogisticRegression, erm_sensitivity
+    rng = np.random.default_rng(6)
+    X = rng.uniform(0, 1, (300, 2)); y = (X[:, 0] > 0.5).astype(int)
+    m = DPLogisticRegression(epsilon=1.0, method="output", lam=0.01, x_bounds=(0, 1), accountant=PrivacyAccountant())
+    m.fit(X, y)
+    plain = erm_sensitivity(300, 0.01, lipschitz=1.0, norm_bound=m.feature_map_.norm_bound)
+    assert m.sensitivity_ > plain * (1 + 1e-12)
+
+def test_sampler_cap_is_checked():
+    with pytest.raises(ValueError, match="cap must be"):
+        discrete_gaussian(3, 10, np.random.default_rng(0), cap=30)
+
+def test_ranges_too_narrow_for_normal_floats_are_refused():
+    from dp_causal_nb.ate import DPATE
+    Y, T, X = _data(100)
+    with pytest.raises(ValueError, match="at least 1e-100 wide"):
+        DPATE(epsilon=1.0, delta=1e-5, outcome_bounds=(0, 5e-162), accountant=PrivacyAccountant()).fit(Y * 0, T, X=X)
