@@ -171,7 +171,7 @@ class GridPlan:
         "Total-variation distance of the sampler from the ideal law (0 for Laplace and 'none')."
         return self.dim * TV_PER_COORDINATE if self.kind == "gaussian" else 0.0
 
-# %% ../nbs/01a_secure_noise.ipynb #96f187fb
+# %% ../nbs/01a_secure_noise.ipynb #efb49872
 _CEIL_GUARD = 1 + 2.0 ** -40   # the products below are computed in floating point: round up past their error
 
 def _dim(dim) -> int:
@@ -179,8 +179,13 @@ def _dim(dim) -> int:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
     return int(dim)
 
-def _plan(kind:str, scale:float, sens:float, spread:float, dim:int, least:int) -> GridPlan:
+def _plan(kind:str, scale, scale_name:str, sensitivity, dim, least:int) -> GridPlan:
     "Units u = ⌈a(Δ(1 + margin)/γ + spread)⌉ with a = scale/Δ, spread = √d (Gaussian) or d (Laplace); γ the finest that fits."
+    scale = check_scalar(scale, scale_name, low=0, low_inclusive=True)
+    dim = _dim(dim)
+    if scale == 0: return GridPlan("none", 0.0, 0, dim)
+    sens = check_scalar(sensitivity, "sensitivity", low=0)
+    spread = math.sqrt(dim) if kind == "gaussian" else float(dim)
     a = scale / sens
     inflated = scale * (1 + FP_MARGIN)                 # = a·Δ(1 + margin)
     room = S_MAX - 2 - a * spread * _CEIL_GUARD
@@ -196,22 +201,14 @@ def plan_gaussian(sigma:float, # σ calibrated for `sensitivity` (0: no noise)
                   dim:int=1, # number of coordinates released together
                  ) -> GridPlan:
     "Grid plan of a Gaussian release that is μ-GDP with μ ≤ Δ₂/σ for the rounded value (theorem above)."
-    sigma = check_scalar(sigma, "sigma", low=0, low_inclusive=True)
-    dim = _dim(dim)
-    if sigma == 0: return GridPlan("none", 0.0, 0, dim)
-    sens = check_scalar(sensitivity, "sensitivity", low=0)
-    return _plan("gaussian", sigma, sens, math.sqrt(dim), dim, MIN_UNITS)
+    return _plan("gaussian", sigma, "sigma", sensitivity, dim, MIN_UNITS)
 
 def plan_laplace(scale:float, # Laplace scale b calibrated for `sensitivity` (0: no noise)
                  sensitivity:float, # l1 sensitivity Δ₁ of the value
                  dim:int=1, # number of coordinates released together
                 ) -> GridPlan:
     "Grid plan of a Laplace release that is ε-DP with ε ≤ Δ₁/b for the rounded value (theorem above)."
-    scale = check_scalar(scale, "scale", low=0, low_inclusive=True)
-    dim = _dim(dim)
-    if scale == 0: return GridPlan("none", 0.0, 0, dim)
-    sens = check_scalar(sensitivity, "sensitivity", low=0)
-    return _plan("laplace", scale, sens, float(dim), dim, 16)
+    return _plan("laplace", scale, "scale", sensitivity, dim, 16)
 
 # %% ../nbs/01a_secure_noise.ipynb #fad16aae
 _LIMIT = 2.0 ** 52
