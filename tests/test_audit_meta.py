@@ -83,7 +83,7 @@ class _SplitOnT(DPTLearner):
 def test_meta_audit_catches_partition_chosen_from_T():
     D0, D1 = pair(12, 0, 0.0, 1, 0.0, bg_t=0)          # record 0's arm flips: the treated part has 1 record, then 2 ...
     D0[1][1] = D1[1][1] = 1                            # ... (record 1 is treated in both)
-    res = audit_mechanism(coef_mechanism(_SplitOnT, "outcome1", EPS), D0, D1, n_runs=400, batch=False, delta=DELTA,
+    res = audit_mechanism(coef_mechanism(_SplitOnT, "outcome1", EPS), D0, D1, n_runs=1000, batch=False, delta=DELTA,
                           random_state=0, statistic=lambda c: np.abs(np.asarray(c) @ U), progress=False)
     assert res.violates(EPS), res
     ok = audit_mechanism(coef_mechanism(DPTLearner, "outcome1", EPS), D0, D1, n_runs=400, batch=False, delta=DELTA,
