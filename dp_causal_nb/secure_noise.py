@@ -14,13 +14,13 @@ __all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINAT
            'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan', 'plan_gaussian', 'plan_laplace', 'snap',
            'grid_release', 'noise_rng']
 
-# %% ../nbs/01a_secure_noise.ipynb #58b3561f
+# %% ../nbs/01a_secure_noise.ipynb #6c76844a
 def _bernoulli(num, den, rng) -> np.ndarray:
     "Exact Bernoulli(num/den) per element: a uniform integer in [0, den) below num (0 ≤ num ≤ den < 2⁶³)."
     return rng.integers(0, den, size=np.shape(num)) < num
 
 def _bernoulli_exp_small(factors, size:int, rng) -> np.ndarray:
-    "Exact Bernoulli(exp(−γ)), γ = Π aᵢ/bᵢ ≤ 1 per element; `factors` = [(a array, b int), ...] (CKS Algorithm 1)."
+    "Exact Bernoulli(exp(−γ)), γ = Π aᵢ/bᵢ ≤ 1 per element; `factors`: [(a array, b int), ...] (CKS Alg. 1)."
     odd = np.ones(size, bool)
     live = np.arange(size)
     k = 1
@@ -137,7 +137,7 @@ def rounded_gaussian(s:int, # integer standard deviation (in grid steps)
         filled += n_new
     return out
 
-# %% ../nbs/01a_secure_noise.ipynb #d3699aab
+# %% ../nbs/01a_secure_noise.ipynb #fb95f724
 FP_MARGIN = 2.0 ** -20 # relative margin on Δ for the rounding error of the computed value (derivation)
 TV_PER_COORDINATE = 1e-19  # sampler's total-variation bound per Gaussian coordinate (derivation)
 MIN_UNITS = 2 ** 11    # the sampler's total-variation bound needs s ≥ 2¹¹
@@ -151,7 +151,7 @@ def grid_step(scale:float, # the noise scale σ (or b) in the value's units
 
 @dataclass(frozen=True)
 class GridPlan:
-    "Public description of one grid release: kind ('gaussian', 'laplace' or 'none'), grid step, integer scale, dimension."
+    "Public description of one grid release: kind ('gaussian', 'laplace', 'none'), step, integer scale, dimension."
     kind: str
     step: float
     units: int
@@ -171,7 +171,7 @@ class GridPlan:
         "Total-variation distance of the sampler from the ideal law (0 for Laplace and 'none')."
         return self.dim * TV_PER_COORDINATE if self.kind == "gaussian" else 0.0
 
-# %% ../nbs/01a_secure_noise.ipynb #efb49872
+# %% ../nbs/01a_secure_noise.ipynb #97d2f08f
 _CEIL_GUARD = 1 + 2.0 ** -40   # the products below are computed in floating point: round up past their error
 
 def _dim(dim) -> int:
@@ -180,7 +180,7 @@ def _dim(dim) -> int:
     return int(dim)
 
 def _plan(kind:str, scale, scale_name:str, sensitivity, dim, least:int) -> GridPlan:
-    "Units u = ⌈a(Δ(1 + margin)/γ + spread)⌉ with a = scale/Δ, spread = √d (Gaussian) or d (Laplace); γ the finest that fits."
+    "Units ⌈a(Δ(1 + margin)/γ + spread)⌉, a = scale/Δ, spread √d (Gaussian) or d (Laplace); finest γ."
     scale = check_scalar(scale, scale_name, low=0, low_inclusive=True)
     dim = _dim(dim)
     if scale == 0: return GridPlan("none", 0.0, 0, dim)
