@@ -81,7 +81,7 @@ def check_random_state(random_state=None) -> np.random.Generator:
     raise TypeError("random_state must be None, a non-negative int, a np.random.SeedSequence or a "
                     f"np.random.Generator, got {type(random_state).__name__}")
 
-# %% ../nbs/00_core.ipynb #8b9f5734
+# %% ../nbs/00_core.ipynb #9d5f57f6
 _REPRODUCIBLE = contextvars.ContextVar("dp_causal_nb_reproducible_noise", default=False)
 
 @contextlib.contextmanager
@@ -92,7 +92,7 @@ def reproducible_noise(enabled:bool=True):
     finally: _REPRODUCIBLE.reset(token)
 
 def use_reproducible_noise(enabled:bool=True):
-    "For a whole notebook or class session: noise is a function of `random_state` from now on (teaching, stored docs)."
+    "For a whole notebook or lesson: noise is a function of `random_state` from now on (teaching, stored docs)."
     _REPRODUCIBLE.set(bool(enabled))
 
 def _call_with_noise_policy(reproducible:bool, fn, *args, **kwargs):

@@ -1,10 +1,10 @@
 """The `dp-causal` command line. Most cases call `main(argv)` in-process (fast); a few run the real command as a
 subprocess (`python -m dp_causal_nb.cli` and the installed console script), as a user would run it."""
-import contextlib, io, json, os, resource, shutil, subprocess, sys
+import json, os, resource, shutil, subprocess, sys
 import numpy as np
 import pytest
 
-from dp_causal_nb.cli import main
+from cli_runner import run
 
 CLI = [sys.executable, "-m", "dp_causal_nb.cli"]
 
@@ -12,13 +12,6 @@ CLI = [sys.executable, "-m", "dp_causal_nb.cli"]
 def run_sub(args, timeout=120):
     p = subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def run(args):
-    "In-process: same argument handling, exit status and one-line error contract as the command."
-    o, e = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e): code = main([str(a) for a in args])
-    return code, o.getvalue(), e.getvalue()
 
 
 @pytest.fixture(scope="module")

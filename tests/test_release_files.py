@@ -9,23 +9,16 @@
 * `dp-causal cate --save` prints the SHA-256 of the file it wrote, and `cate-eval --expect-sha256` accepts exactly
   that hash and refuses any other (exit 2, nothing evaluated).
 """
-import contextlib, hashlib, io, json, re
+import hashlib, json, re
 import numpy as np
 import pytest
 
 from dp_causal_nb import release_format as rf
-from dp_causal_nb.cli import main
 from dp_causal_nb.functional import SharedCATEFunction
 from dp_causal_nb.release_format import ReleaseFormatError
+from cli_runner import run
 
 EPSILON, DELTA = 50.0, 1e-6
-
-
-def run(args):
-    "The command in-process: exit status, stdout, stderr."
-    o, e = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e): code = main([str(a) for a in args])
-    return code, o.getvalue(), e.getvalue()
 
 
 @pytest.fixture(scope="module")

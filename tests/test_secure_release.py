@@ -97,7 +97,8 @@ def test_gaussian_mechanism_outputs_on_the_grid():
 def test_ridge_output_perturbation_on_the_grid():
     from dp_causal_nb.erm import DPRidgeRegression, release_plan
     rng = np.random.default_rng(1)
-    X = rng.uniform(0, 1, (50, 2)); y0 = rng.uniform(0, 1, 50)
+    X = rng.uniform(0, 1, (50, 2))
+    y0 = rng.uniform(0, 1, 50)
     y1 = y0.copy()
     y1[0] = 0.0 if y0[0] > 0.5 else 1.0
     fit = lambda y, eps: DPRidgeRegression(epsilon=eps, delta=1e-5, x_bounds=(0, 1), y_bounds=(0, 1),
@@ -111,7 +112,9 @@ def test_fold_design_dpate_on_the_grid():
     from dp_causal_nb.ate import DPATE
     rng = np.random.default_rng(2)
     n = 300
-    X = rng.uniform(-1, 1, (n, 2)); T = rng.binomial(1, 0.5, n); Y = np.clip(T + X[:, 0] + rng.normal(0, .3, n), -3, 3)
+    X = rng.uniform(-1, 1, (n, 2))
+    T = rng.binomial(1, 0.5, n)
+    Y = np.clip(T + X[:, 0] + rng.normal(0, .3, n), -3, 3)
     for _ in range(20):
         est = DPATE(epsilon=1.0, delta=1e-5, outcome_bounds=(-3, 3), n_folds=3, accountant=PrivacyAccountant())
         est.fit(Y, T, X=X)
@@ -172,7 +175,8 @@ def _seed_like(obj, seen=None, depth=0) -> list:
 
 def _data(n=400, seed=0):
     rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, 2)); T = rng.binomial(1, 0.5, n)
+    X = rng.uniform(-1, 1, (n, 2))
+    T = rng.binomial(1, 0.5, n)
     Y = np.clip(T * (1 + X[:, 0]) + X[:, 1] + rng.normal(0, 0.3, n), -3, 3)
     return Y, T, X
 
@@ -217,12 +221,13 @@ def test_noise_stream_ignores_the_seed_by_default():
     assert noise_rng(0).integers(2 ** 62) != noise_rng(0).integers(2 ** 62)
     assert laplace_mechanism(0.0, 1.0, 1.0, random_state=0) != laplace_mechanism(0.0, 1.0, 1.0, random_state=0)
 
-# --- review findings, kept fixed ---------------------------------------------------------------------------------
+# --- calibration details that must stay ---------------------------------------------------------------------------------
 def test_logistic_output_perturbation_counts_the_solver_error():
     "The released point is within τ/Λ of the exact minimiser on each neighbour: Δ₂ includes 2τ/Λ."
     from dp_causal_nb.erm import DPLogisticRegression, erm_sensitivity
     rng = np.random.default_rng(6)
-    X = rng.uniform(0, 1, (300, 2)); y = (X[:, 0] > 0.5).astype(int)
+    X = rng.uniform(0, 1, (300, 2))
+    y = (X[:, 0] > 0.5).astype(int)
     m = DPLogisticRegression(epsilon=1.0, method="output", lam=0.01, x_bounds=(0, 1), accountant=PrivacyAccountant())
     m.fit(X, y)
     plain = erm_sensitivity(300, 0.01, lipschitz=1.0, norm_bound=m.feature_map_.norm_bound)
