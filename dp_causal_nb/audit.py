@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 from .core import check_scalar, check_random_state, carry_noise_policy
 
 # %% auto #0
-__all__ = ['epsilon_lower_bound', 'AuditResult', 'audit_mechanism']
+__all__ = ['epsilon_lower_bound', 'AuditResult', 'audit_mechanism', 'continuous_reference_noise']
 
 # %% ../nbs/03_audit.ipynb #946a0a30
 def _cp_upper(k, n, level):
@@ -270,3 +270,14 @@ def audit_mechanism(mechanism, # batch=True: mechanism(data, size, rng) -> (size
                        threshold=t, direction=d, n_runs=n_runs, seconds=time.perf_counter() - t_start,
                        delta=delta, alpha=alpha, n_eval=m0, fpr_upper=a_hi, fnr_upper=b_hi,
                        epsilon_point=eps_point)
+
+# %% ../nbs/03_audit.ipynb #36f80b73
+def continuous_reference_noise(kind:str, # "gaussian": N(0, scale²I); "gamma": density ∝ exp(−‖b‖/scale)
+                               scale:float, d:int, # the law's scale and dimension
+                               rng:np.random.Generator) -> np.ndarray:
+    "One draw of a continuous noise law in floating point: the exact-arithmetic reference for checks, never a release."
+    if kind == "none": return np.zeros(d)
+    if kind == "gaussian": return rng.normal(0.0, scale, size=d)
+    if kind != "gamma": raise ValueError(f"kind must be 'gaussian', 'gamma' or 'none', got {kind!r}")
+    g = rng.standard_normal(d)
+    return rng.gamma(shape=d, scale=scale) * g / np.linalg.norm(g)

@@ -47,7 +47,7 @@ class _DPNuisance:
         if rule.get("nuisance") == "boosting" and est.propensity_model is None and est.outcome_model is None:
             return _boosting_nuisances(rs)                          # ε = ∞ under the rule: nothing is noised
         if est.propensity_model is None:
-            pm = DPLogisticRegression(epsilon=eps, delta=dlt, lam=rule.get("lam_propensity", 1e-3), method="objective",
+            pm = DPLogisticRegression(epsilon=eps, delta=dlt, lam=rule.get("lam_propensity", 1e-3), method="auto",
                                       feature_map=StandardizeToBounds(x_bounds=xb), random_state=rs["propensity"])
         else:
             pm = _set_if_param(clone(est.propensity_model), epsilon=eps, delta=dlt, random_state=rs["propensity"])

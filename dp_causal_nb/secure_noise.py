@@ -10,9 +10,9 @@ import numpy as np
 from .core import _REPRODUCIBLE, check_random_state, check_scalar
 
 # %% auto #0
-__all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINATE', 'MIN_UNITS', 'discrete_laplace',
-           'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan', 'plan_gaussian', 'plan_laplace', 'snap',
-           'grid_release', 'noise_rng']
+__all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINATE', 'MIN_UNITS', 'L_FINE', 'S_FINE', 'FINE_ERROR',
+           'discrete_laplace', 'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan', 'plan_gaussian',
+           'plan_laplace', 'snap', 'grid_release', 'noise_rng', 'fine_gaussian']
 
 # %% ../nbs/01a_secure_noise.ipynb #6c76844a
 def _bernoulli(num, den, rng) -> np.ndarray:
@@ -112,18 +112,14 @@ def discrete_gaussian(s:int, # integer scale: P(k) ∝ exp(−k²/2s²)
         filled += k
     return out
 
-# %% ../nbs/01a_secure_noise.ipynb #9fce79ad
+# %% ../nbs/01a_secure_noise.ipynb #44b5fc4f
 L_CELLS = 2 ** 20      # midpoints per unit cell in the rounding step
 
-def rounded_gaussian(s:int, # integer standard deviation (in grid steps)
-                     size:int, # number of draws
-                     rng:np.random.Generator,
-                     cap:int=CAP, # truncation |k| ≤ cap·s (a smaller cap only to test small s quickly)
-                    ):
-    "Draws of round(Z), Z ~ N(0, s²), within total variation 1e-19 (s ≥ 2¹¹; derivation above), int64."
+def _midpoint_gaussian(s:int, size:int, rng, cap:int, cells:int):
+    "(K, w): K + w/2L drawn ∝ exp(−(K + w/2L)²/2s²) on the L midpoints of each unit cell, |K| ≤ cap·s (int64 both)."
     s = _check_units(s, "s")
-    c, L = cap * s, L_CELLS
-    out = np.empty(size, np.int64)
+    c, L = cap * s, cells
+    ks, ws = np.empty(size, np.int64), np.empty(size, np.int64)
     filled = 0
     while filled < size:
         m = int((size - filled) * 1.05) + 16
@@ -131,11 +127,19 @@ def rounded_gaussian(s:int, # integer standard deviation (in grid steps)
         w = 2 * rng.integers(0, L, size=m) + 1 - L               # u = w / 2L, |w| < L
         ok = _bernoulli_exp(k * w + c * L, 2 * L * s * s, rng)
         ok &= _bernoulli_exp_small([(w * w, 8 * L * L), (np.ones(m, np.int64), s * s)], m, rng)
-        k = k[ok]
+        k, w = k[ok], w[ok]
         n_new = min(k.size, size - filled)
-        out[filled:filled + n_new] = k[:n_new]
+        ks[filled:filled + n_new], ws[filled:filled + n_new] = k[:n_new], w[:n_new]
         filled += n_new
-    return out
+    return ks, ws
+
+def rounded_gaussian(s:int, # integer standard deviation (in grid steps)
+                     size:int, # number of draws
+                     rng:np.random.Generator,
+                     cap:int=CAP, # truncation |k| ≤ cap·s (a smaller cap only to test small s quickly)
+                    ):
+    "Draws of round(Z), Z ~ N(0, s²), within total variation 1e-19 (s ≥ 2¹¹; derivation above), int64."
+    return _midpoint_gaussian(s, size, rng, cap, L_CELLS)[0]
 
 # %% ../nbs/01a_secure_noise.ipynb #fb95f724
 FP_MARGIN = 2.0 ** -20 # relative margin on Δ for the rounding error of the computed value (derivation)
@@ -255,3 +259,15 @@ def noise_rng(random_state=None, # the estimator's random_state (used only insid
     else: key = [int(random_state)]
     tag = [int.from_bytes(label.encode(), "little")] if label else []
     return np.random.default_rng(np.random.SeedSequence([*key, _NOISE_TAG, *tag]))
+
+# %% ../nbs/01a_secure_noise.ipynb #073cd62f
+L_FINE = 2 ** 29       # midpoints per unit cell of the fine law: 8·L_FINE² < 2⁶³ keeps its acceptance step in int64
+S_FINE = 2 ** 13       # scale of the fine law in unit cells (a power of two: standardising is exact)
+FINE_ERROR = 1 / (2 * L_FINE * S_FINE)   # = 2⁻⁴³: coupling distance to an exact N(0, 1) draw
+
+def fine_gaussian(size:int, # number of draws
+                  rng:np.random.Generator, # a secret noise stream (noise_rng)
+                 ) -> np.ndarray:
+    "Standard normal draws within FINE_ERROR of an exact N(0, 1) coupling, except with probability 1e-19 per draw."
+    k, w = _midpoint_gaussian(S_FINE, size, rng, CAP, L_FINE)
+    return (2 * L_FINE * k + w) / (2 * L_FINE * S_FINE)

@@ -22,11 +22,10 @@ SAMPLERS = {"normal", "laplace", "standard_normal", "gamma", "standard_gamma", "
             "multivariate_normal", "logistic", "gumbel"}
 # (module, qualified function) -> why a floating-point draw there is not a release
 PUBLIC = {("datasets", "*"): "simulated data", ("itr", "simulate_itr"): "simulated data",
+          ("audit", "continuous_reference_noise"): "the exact-arithmetic reference law of a theorem's checks",
           ("features", "fourier_frequencies"): "public random-feature frequencies",
           ("erm", "RandomFourierFeatures._frequencies"): "public random-feature frequencies"}
-KNOWN_OPEN = {("erm", "gamma_norm_noise"): "objective perturbation's b (continuous law needed by its proof)",
-              ("erm", "draw_noise"): "objective perturbation's b",
-              ("functional", "PrivateCATEFunction._extend"): "Gaussian-process path (correlated noise)"}
+KNOWN_OPEN = {("functional", "PrivateCATEFunction._extend"): "Gaussian-process path (correlated noise)"}
 
 def _sampler_calls() -> set:
     "{(module, qualified function)} of every call `<expr>.<sampler>(...)` in the package."
@@ -61,8 +60,8 @@ def test_the_lists_name_real_call_sites():
         if site[1] == "*": assert any(c[0] == site[0] for c in calls), site
         else: assert site in calls, f"{site} no longer draws: remove it from the list"
 
-@pytest.mark.xfail(strict=True, reason="open: objective perturbation and the Gaussian-process path still draw "
-                                        "floating-point noise (notebook 01a lists what is needed)")
+@pytest.mark.xfail(strict=True, reason="open: the Gaussian-process path still draws floating-point noise "
+                                        "(notebook 01a lists what is needed)")
 def test_known_open_release_paths_are_closed():
     assert not {s for s in _sampler_calls() if _allowed(s, KNOWN_OPEN)}
 
