@@ -17,18 +17,21 @@ __all__ = ['compose_sequential', 'compose_parallel', 'compose_gdp', 'Spend', 'Pa
 def _pairs(spends, name="spends"):
     "Validate an iterable of (epsilon, delta) pairs (or Spend records)."
     if isinstance(spends, tuple) and len(spends) == 2 and all(isinstance(s, numbers.Real) for s in spends):
-        raise TypeError(f"{name} must be a list of (epsilon, delta) pairs; got a single pair {spends!r} (wrap it in a list)")
+        raise TypeError(f"{name} must be a list of (epsilon, delta) pairs; got a single pair "
+                        f"{spends!r} (wrap it in a list)")
     out = []
     for i, s in enumerate(spends):
         if isinstance(s, Spend): s = (s.epsilon, s.delta)
         try: e, d = s
-        except (TypeError, ValueError): raise TypeError(f"{name}[{i}] must be an (epsilon, delta) pair, got {s!r}") from None
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}[{i}] must be an (epsilon, delta) pair, got {s!r}") from None
         out.append(check_epsilon_delta(e, d))
     return out
 
 def _sum_inf(xs):
     "Exactly rounded sum (math.fsum) that returns inf if any term is inf."
-    xs = list(xs); return np.inf if any(np.isinf(x) for x in xs) else math.fsum(xs)
+    xs = list(xs)
+    return np.inf if any(np.isinf(x) for x in xs) else math.fsum(xs)
 
 def compose_sequential(spends) -> tuple:
     "Basic composition: mechanisms on the same data, adaptive or not, cost `(Σ ε_i, Σ δ_i)`."
@@ -151,7 +154,8 @@ _LIVE = weakref.WeakValueDictionary()   # uid -> the live ledger object of this 
 class _Shared:
     "Ledger objects are shared resources, never values: copies are the object itself; pickles map back to it here."
     def _register(self):
-        self._uid, self._home_token = uuid.uuid4().hex, _PROCESS["token"]; _LIVE[self._uid] = self
+        self._uid, self._home_token = uuid.uuid4().hex, _PROCESS["token"]
+        _LIVE[self._uid] = self
     def __copy__(self): return self
     def __deepcopy__(self, memo): return self
     def __reduce__(self):   # in this process: the live object; anywhere else (or once it is gone): a detached copy
@@ -181,9 +185,9 @@ class _Accountant(_Shared, _Owner):
         "Refuse to act on a copy of the ledger: in another process, or a copy whose live ledger is gone."
         if self._detached or self._home_token != _PROCESS["token"]:
             raise BudgetError(f"cannot {action}: this accountant belongs to process another than this one (a copy made "
-                              "by joblib or GridSearchCV with n_jobs > 1, a forked worker, or a pickle reloaded later); a "
-                              "charge made here would never reach its ledger. Release in the process that owns the "
-                              "accountant (n_jobs=1), or create an accountant in the worker")
+                              "by joblib or GridSearchCV with n_jobs > 1, a forked worker, or a "
+                              "pickle reloaded later); a charge made here would never reach its ledger. Release in "
+                              "the process that owns the accountant (n_jobs=1), or create an accountant in the worker")
 
     def claim_release(self, release_id:str, label:str):
         "Record that the release `release_id` (charged earlier) is now made; BudgetError if it was made already."
@@ -227,7 +231,8 @@ class _Accountant(_Shared, _Owner):
 
     def summary(self) -> str:
         "The ledger as a plain-text table (parallel blocks with their parts indented)."
-        names = self._alg.names; f = lambda c: "".join(f"{_g(x):>12}" for x in c)
+        names = self._alg.names
+        f = lambda c: "".join(f"{_g(x):>12}" for x in c)
         head = f"{'label':<44}" + "".join(f"{n:>12}" for n in names)
         lines = [f"{type(self).__name__}", head, "-" * len(head)]
         def emit(rec, indent):
@@ -241,7 +246,8 @@ class _Accountant(_Shared, _Owner):
         if b is not None and not b.closed and b._items:
             lines.append(f"{'(open) ' + b.label:<44}"[:44].ljust(44) + f(b.cost))
         lines += ["-" * len(head), f"{'total spent':<44}" + f(self._spent_now()),
-                  f"{'budget':<44}" + f(self._budget), f"{'remaining':<44}" + f(self._alg.left(self._budget, self._spent_now()))]
+                  f"{'budget':<44}" + f(self._budget),
+                  f"{'remaining':<44}" + f(self._alg.left(self._budget, self._spent_now()))]
         return "\n".join(lines)
 
     def __str__(self): return self.summary()
@@ -384,19 +390,23 @@ class PrivacyAccountant(_Accountant):
         self.epsilon, self.delta = epsilon, delta
 
     def spend(self, epsilon, delta=0.0, *, label:str):
-        "Record a release costing `(epsilon, delta)` on the whole data; raises `BudgetError` first if it would overspend."
-        eps, dlt = check_epsilon_delta(epsilon, delta); _check_label(label)
+        """Record a release costing `(epsilon, delta)` on the whole data; raises `BudgetError` first if it would
+        overspend."""
+        eps, dlt = check_epsilon_delta(epsilon, delta)
+        _check_label(label)
         self._add(Spend(label, epsilon=eps, delta=dlt))
 
     def check(self, epsilon, delta=0.0):
         "Raise `BudgetError` if spending `(epsilon, delta)` now would overspend; records nothing."
         eps, dlt = check_epsilon_delta(epsilon, delta)
-        self._guard("check a spend"); self._would_fit((eps, dlt), "a spend")
+        self._guard("check a spend")
+        self._would_fit((eps, dlt), "a spend")
 
     def parallel(self, label:str) -> ParallelBlock:
         "Open a block of spends on disjoint parts: `with acc.parallel('folds') as b: b.spend(eps, part=k)`."
         self._guard(f"open parallel block {label!r}")
-        self._block = _EDBlock(self, label); return self._block
+        self._block = _EDBlock(self, label)
+        return self._block
 
     @property
     def spent(self) -> tuple:
@@ -428,7 +438,8 @@ class _EDPart(_PartView):
     def parallel(self, label:str):
         "A parallel block nested inside this part (a split of the part)."
         self._guard(f"open parallel block {label!r}")
-        self._block = _EDBlock(self, label); return self._block
+        self._block = _EDBlock(self, label)
+        return self._block
 _EDBlock._view_cls = _EDPart
 
 # %% ../nbs/02_accounting.ipynb #2cf69d03
@@ -437,7 +448,7 @@ def _no_ed_spend(*args, **kwargs):
                     "Gaussian mechanism); an (ε, δ) release cannot be converted to μ-GDP, use a PrivacyAccountant")
 
 class GDPAccountant(_Accountant):
-    """Records μ-GDP spends with labels (composition: sqrt of the sum of squares); raises `BudgetError` before overspending.
+    """Records μ-GDP spends with labels (composition: sqrt of the sum of squares); `BudgetError` before overspending.
 
     Parameters
     ----------
@@ -466,18 +477,21 @@ class GDPAccountant(_Accountant):
 
     def spend_gdp(self, mu, *, label:str):
         "Record a μ-GDP release (e.g. a Gaussian mechanism with μ = sensitivity/σ)."
-        m = check_scalar(mu, "mu", low=0, allow_inf=True); _check_label(label)
+        m = check_scalar(mu, "mu", low=0, allow_inf=True)
+        _check_label(label)
         self._add(Spend(label, mu=m))
 
     def check_gdp(self, mu):
         "Raise `BudgetError` if spending `mu` now would overspend; records nothing."
         m = check_scalar(mu, "mu", low=0, allow_inf=True)
-        self._guard("check a spend"); self._would_fit((m,), "a spend")
+        self._guard("check a spend")
+        self._would_fit((m,), "a spend")
 
     def parallel(self, label:str) -> ParallelBlock:
         "Open a block of spends on disjoint parts (`block.spend_gdp(mu, part=...)`); costs the max over parts."
         self._guard(f"open parallel block {label!r}")
-        self._block = _GBlock(self, label); return self._block
+        self._block = _GBlock(self, label)
+        return self._block
 
     @property
     def spent(self) -> float:
@@ -514,7 +528,8 @@ class _GPart(_PartView):
         self._would_fit((check_scalar(mu, "mu", low=0, allow_inf=True),), "a spend")
     def parallel(self, label:str):
         self._guard(f"open parallel block {label!r}")
-        self._block = _GBlock(self, label); return self._block
+        self._block = _GBlock(self, label)
+        return self._block
     @property
     def remaining(self) -> float: return self._remaining_t()[0]
     @property
@@ -568,7 +583,8 @@ def set_default_accountant(accountant=None):
     """
     if accountant is not None and not isinstance(accountant, (PrivacyAccountant, GDPAccountant)):
         raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(accountant).__name__}")
-    old = default_accountant(); _DEFAULT.update(accountant=accountant, token=_PROCESS["token"])
+    old = default_accountant()
+    _DEFAULT.update(accountant=accountant, token=_PROCESS["token"])
     return old
 
 def resolve_accountant(accountant=None):

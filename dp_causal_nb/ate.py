@@ -12,7 +12,8 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from tqdm.auto import tqdm
-from .core import (check_scalar, check_epsilon_delta, check_random_state, spawn_generators, atomic_fit, quiet_data_warnings, check_array,
+from .core import (check_scalar, check_epsilon_delta, check_random_state, spawn_generators, atomic_fit,
+                               quiet_data_warnings, check_array,
                                check_consistent_length, check_binary_treatment, check_bounds, check_in_bounds,
                                is_private)
 from .accounting import resolve_accountant
@@ -26,7 +27,8 @@ from .erm import (DPLogisticRegression, DPRidgeRegression, output_perturbation_n
 ESTIMATORS = ("g", "ipw", "aipw")
 
 class FoldFallbackWarning(UserWarning):
-    "Some fold lacked a treatment arm (or a class) and used fold-local constants: a data-dependent diagnostic, not private."
+    """Some fold lacked a treatment arm (or a class) and used fold-local constants: a data-dependent diagnostic, not
+    private."""
 
 # %% auto #0
 __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'DESIGNS', 'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant',
@@ -99,7 +101,8 @@ def _proba1(model, X):
     return model.predict_proba(X)[:, cls.index(1)]
 
 def _bounded(v, lo:float, hi:float, fill:float, n:int) -> np.ndarray:
-    "A model's predictions as n finite values in [lo, hi]; NaN (which np.clip keeps) becomes the data-independent `fill`."
+    """A model's predictions as n finite values in [lo, hi]; NaN (which np.clip keeps) becomes the data-independent
+    `fill`."""
     v = np.asarray(v, float).ravel()
     if v.shape != (n,): raise ValueError(f"a nuisance model returned {v.size} predictions for {n} rows")
     return np.clip(np.where(np.isnan(v), fill, v), lo, hi)
@@ -124,7 +127,8 @@ def _fit_fold(X, T, Yc, idx, need_pi, need_mu, pmodel, omodel, B, c):
         for a in (0, 1):
             sel = Tk == a
             if sel.any():
-                m, fb = _fit_or_fallback(lambda: clone(omodel).fit(Xk[sel], Yk[sel]).predict(X), Yk.mean(), -B, B, 0.0, len(X))
+                m, fb = _fit_or_fallback(lambda: clone(omodel).fit(Xk[sel], Yk[sel]).predict(X), Yk.mean(),
+                                         -B, B, 0.0, len(X))
             else: m, fb = _bounded(np.full(len(X), Yk.mean()), -B, B, 0.0, len(X)), True   # missing arm
             fallback |= fb
             out[f"m{a}"] = m
@@ -159,7 +163,8 @@ def fold_ensemble(X, T, Yc, folds, n_folds:int, *, estimator:str, propensity_mod
     for s, o, rows, fb in tqdm(res, total=len(batches), disable=not progress, desc="fold models", leave=False):
         if sums is None: sums, own = {k: np.zeros(n) for k in s}, {k: np.zeros(n) for k in s}
         for name in s:
-            sums[name] += s[name]; own[name][rows] = o[name]
+            sums[name] += s[name]
+            own[name][rows] = o[name]
         n_fb += fb
     return {name: (sums[name] - own[name]) / (K - 1) for name in sums}, n_fb
 
@@ -175,7 +180,8 @@ def ate_scores(estimator:str, T, Yc, nuis:dict) -> np.ndarray:
 def _check_model(model, kind):
     need = ("fit", "predict_proba") if kind == "propensity_model" else ("fit", "predict")
     if not all(hasattr(model, a) for a in need):
-        raise TypeError(f"{kind} must be a scikit-learn style estimator with {' and '.join(need)}, got {type(model).__name__}")
+        raise TypeError(f"{kind} must be a scikit-learn style estimator with {' and '.join(need)}, "
+                        f"got {type(model).__name__}")
     return model
 
 def _prepare(Y, T, X, outcome_bounds, clip_outcomes):
@@ -193,7 +199,12 @@ def _prepare(Y, T, X, outcome_bounds, clip_outcomes):
 @dataclass(repr=False)
 class CrossFitResult:
     "Non-private fold-ensemble estimate. Holds per-record scores (not private)."
-    ate: float; stderr: float; scores: np.ndarray; folds: np.ndarray; n_folds: int; n_fallback_folds: int
+    ate: float
+    stderr: float
+    scores: np.ndarray
+    folds: np.ndarray
+    n_folds: int
+    n_fallback_folds: int
     def __repr__(self): return (f"CrossFitResult(ate={self.ate:.6g}, stderr={self.stderr:.6g}, n={len(self.scores)}, "
                                 f"K={self.n_folds}; NOT private, holds per-record scores)")
 
@@ -228,7 +239,7 @@ def cross_fit_ate(Y, T, *, X=None, estimator:str="aipw", n_folds:int|None=None, 
                   out_of_bounds:str="raise", n_jobs=None, random_state=None, progress:bool=False,
                   warn_fallback:bool=True, # FoldFallbackWarning with the number of fallback folds (curator diagnostic)
                  ) -> CrossFitResult:
-    """The NON-private fold-ensemble ATE (Algorithm 1 without noise) and its standard error √V̂, for analysis and teaching.
+    """The NON-private fold-ensemble ATE (Algorithm 1 without noise) and its standard error √V̂ (analysis, teaching).
 
     Parameters
     ----------
@@ -257,7 +268,8 @@ def cross_fit_ate(Y, T, *, X=None, estimator:str="aipw", n_folds:int|None=None, 
     """
     est, c = _check_estimator(estimator), _check_clip(propensity_clip)
     pm, om = _models(propensity_model, outcome_model)
-    if out_of_bounds not in ("raise", "clip"): raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {out_of_bounds!r}")
+    if out_of_bounds not in ("raise", "clip"):
+        raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {out_of_bounds!r}")
     Yc, t, x, n, B = _prepare(Y, T, X, outcome_bounds, out_of_bounds == "clip")
     K = _check_n_folds(n_folds, n, 0 if X is None else x.shape[1])
     folds = _check_folds(folds, n, K, random_state)
@@ -278,7 +290,8 @@ def private_interval(ate_dp:float, # the private estimate τ̂_DP
                      method:str="corrected", # 'corrected' (default, valid) or 'paper' (Eqs. 7–8 as printed)
                     ):
     "Post-processing of the released pair: returns ((lower, upper), stderr) with stderr = √V̂_DP."
-    level = check_scalar(level, "level", low=0, high=1); p = 1 - level
+    level = check_scalar(level, "level", low=0, high=1)
+    p = 1 - level
     p1 = check_scalar(p1, "p1", low=0, high=p)
     q = ndtri(1 - p1)
     if method == "paper": V = stderr_noisy**2 + sigma1**2 + q * sigma2**2
@@ -302,7 +315,8 @@ SPLIT_PARTS = ("propensity", "outcome0", "outcome1", "final")
 
 def default_split(estimator:str) -> tuple:
     "Public shares of the (propensity, outcome0, outcome1, final) parts; a part the estimator does not use gets 0."
-    return {"aipw": (0.2, 0.2, 0.2, 0.4), "g": (0.0, 0.3, 0.3, 0.4), "ipw": (0.5, 0.0, 0.0, 0.5)}[_check_estimator(estimator)]
+    return {"aipw": (0.2, 0.2, 0.2, 0.4), "g": (0.0, 0.3, 0.3, 0.4),
+            "ipw": (0.5, 0.0, 0.0, 0.5)}[_check_estimator(estimator)]
 
 def _check_split(split, estimator:str) -> tuple:
     e = _check_estimator(estimator)
@@ -319,14 +333,17 @@ def _check_split(split, estimator:str) -> tuple:
 
 def split_sizes(n:int, split) -> np.ndarray:
     "Public part sizes: largest-remainder rounding of n·share, so they sum to n (a function of n and the shares only)."
-    s = np.asarray(split, float); raw = n * s; k = np.floor(raw).astype(int)
+    s = np.asarray(split, float)
+    raw = n * s
+    k = np.floor(raw).astype(int)
     k[np.argsort(-(raw - k), kind="stable")[: n - k.sum()]] += 1
     if np.any((s > 0) & (k < 2)):
         raise ValueError(f"n={n} is too small for split={tuple(split)}: every used part needs at least 2 records")
     return k
 
 def make_split(n:int, sizes, random_state=None) -> np.ndarray:
-    "Part index (0..3, in SPLIT_PARTS order) of each record: a uniform arrangement of the public sizes, data-independent."
+    """Part index (0..3, in SPLIT_PARTS order) of each record: a uniform arrangement of the public sizes,
+    data-independent."""
     return check_random_state(random_state).permutation(np.repeat(np.arange(4), sizes))
 
 def split_sensitivity(estimator:str, n_final:int, outcome_bound:float, propensity_clip:float) -> float:
@@ -344,37 +361,48 @@ def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_feat
     if not is_private(epsilon): return 0.1 / n_part
     if kind == "logistic": return float(min(1.0, 30.0 / (n_part * epsilon)))
     lams, s = np.logspace(-6, 2, 161), 1.0 / (6 * (n_features + 1))
-    err = [l / (s + l) + output_perturbation_noise(epsilon, delta, erm_sensitivity(n_part, l, lipschitz=ridge_lipschitz(1.0, l))).scale
+    err = [l / (s + l)
+           + output_perturbation_noise(epsilon, delta,
+                                       erm_sensitivity(n_part, l, lipschitz=ridge_lipschitz(1.0, l))).scale
            for l in lams]
     return float(lams[int(np.argmin(err))])
 
 def _seed(g:np.random.Generator) -> np.random.SeedSequence:
-    "The SeedSequence behind a public stream: a DP nuisance model's random_state (its noise stays secret, notebook 01a)."
+    """The SeedSequence behind a public stream: a DP nuisance model's random_state (its noise stays secret, notebook
+    01a)."""
     return g.bit_generator.seed_seq
 
 def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs):
     "Fit the DP nuisance models on their parts (each charging its part of `block`); predictions on the final part."
-    F = part == 3; xF, out = x[F], {}
+    F = part == 3
+    xF, out = x[F], {}
     if need_pi:
-        I = part == 0; lam_ = split_nuisance_lam(int(I.sum()), eps, kind="logistic") if lam is None else lam
-        m = DPLogisticRegression(epsilon=eps, delta=dlt, lam=lam_, x_bounds=x_bounds, accountant=block.part("propensity"),
+        I = part == 0
+        lam_ = split_nuisance_lam(int(I.sum()), eps, kind="logistic") if lam is None else lam
+        m = DPLogisticRegression(epsilon=eps, delta=dlt, lam=lam_, x_bounds=x_bounds,
+                                 accountant=block.part("propensity"),
                                  label="propensity model", random_state=_seed(rngs[0])).fit(x[I], t[I])
         pi = _bounded(m.predict_proba(xF)[:, 1], c, 1 - c, 0.5, int(F.sum()))
         out["w1"], out["w0"] = 1 / pi, 1 / (1 - pi)
     if need_mu:
         for a in (0, 1):
             I = part == 1 + a
-            lam_ = (split_nuisance_lam(int(I.sum()), eps, kind="ridge", n_features=x.shape[1], delta=dlt) if lam is None else lam)
-            m = DPRidgeRegression(epsilon=eps, delta=dlt, lam=lam_, y_bounds=(-B, B), x_bounds=x_bounds, weight_bound=1.0,
+            lam_ = (split_nuisance_lam(int(I.sum()), eps, kind="ridge", n_features=x.shape[1], delta=dlt)
+                    if lam is None else lam)
+            m = DPRidgeRegression(epsilon=eps, delta=dlt, lam=lam_, y_bounds=(-B, B), x_bounds=x_bounds,
+                                  weight_bound=1.0,
                                   accountant=block.part(f"outcome{a}"), label=f"outcome model, arm {a}",
-                                  random_state=_seed(rngs[1 + a])).fit(x[I], Yc[I], sample_weight=(t[I] == a).astype(float))
+                                  random_state=_seed(rngs[1 + a])).fit(x[I], Yc[I],
+                                                                       sample_weight=(t[I] == a).astype(float))
             out[f"m{a}"] = _bounded(m.predict(xF), -B, B, 0.0, int(F.sum()))
     return out
 
 # %% ../nbs/11_dp_ate.ipynb #de23e673
 def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt, acc, label, rngs):
-    "Theorem 2 on prepared data: returns (τ̄, s_F, m, sizes). `rngs`: 4 Generators (split, π, μ₀, μ₁). Charges `acc` one parallel block costing (ε, δ)."
-    n = len(Yc); sizes = split_sizes(n, split)
+    """Theorem 2 on prepared data: returns (τ̄, s_F, m, sizes). `rngs`: 4 Generators (split, π, μ₀, μ₁). Charges `acc`
+    one parallel block costing (ε, δ)."""
+    n = len(Yc)
+    sizes = split_sizes(n, split)
     part = make_split(n, sizes, rngs[0])
     with acc.parallel(label) as block:
         with quiet_data_warnings():
@@ -383,7 +411,8 @@ def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt,
         F = part == 3
         G = ate_scores(estimator, t[F], Yc[F], nuis)
         block.spend(eps, dlt, part="final", label="final average and its standard error")
-    m = int(F.sum()); tau = float(G.mean())
+    m = int(F.sum())
+    tau = float(G.mean())
     return tau, float(np.sqrt(np.sum((G - tau)**2) / (m * (m - 1)))), m, sizes
 
 # %% ../nbs/11_dp_ate.ipynb #cee3840b
@@ -408,8 +437,9 @@ class DPATE(BaseEstimator):
     design : {'auto', 'fold', 'split'}, default 'auto'
         See above.
     n_folds : int or None
-        K ≥ 3 for the fold design (public). None: ``default_n_folds(n, d)`` = min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋). Each nuisance model is fitted on
-        ONE fold of about n/K records (unlike EconML's ``cv``, where a model sees (K−1)/K of the data).
+        K ≥ 3 for the fold design (public). None: ``default_n_folds(n, d)`` = min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋). Each
+        nuisance model is fitted on ONE fold of about n/K records (unlike EconML's ``cv``, where a model sees (K−1)/K
+        of the data).
     epsilon, delta : float
         (ε, δ) budget of the whole release (estimate and interval). ``epsilon=np.inf``: non-private.
     mu : float, optional
@@ -423,8 +453,8 @@ class DPATE(BaseEstimator):
     propensity_clip : float in (0, 0.5), default 0.1
         c: every propensity estimate is clipped to [c, 1 − c] (public; B_π = 1/c).
     propensity_model, outcome_model : scikit-learn estimators, optional
-        Fold design only (cloned per fold; per arm for the outcome). None: ``LogisticRegression(solver='newton-cholesky')``
-        and ``LinearRegression()``.
+        Fold design only (cloned per fold; per arm for the outcome). None:
+        ``LogisticRegression(solver='newton-cholesky')`` and ``LinearRegression()``.
     split : 4 shares, optional
         Split design only: public shares of the (propensity, outcome0, outcome1, final) parts; None: ``default_split``.
     nuisance_lam : float, optional
@@ -499,9 +529,12 @@ class DPATE(BaseEstimator):
         self.estimator, self.design, self.n_folds = estimator, design, n_folds
         self.epsilon, self.delta, self.mu = epsilon, delta, mu
         self.outcome_bounds, self.x_bounds, self.propensity_clip = outcome_bounds, x_bounds, propensity_clip
-        self.propensity_model, self.outcome_model, self.split, self.nuisance_lam = propensity_model, outcome_model, split, nuisance_lam
-        self.stderr_share, self.stderr_method, self.ci_method, self.level = stderr_share, stderr_method, ci_method, level
-        self.out_of_bounds, self.clip_outcomes, self.n_jobs, self.progress = out_of_bounds, clip_outcomes, n_jobs, progress
+        self.propensity_model, self.outcome_model = propensity_model, outcome_model
+        self.split, self.nuisance_lam = split, nuisance_lam
+        self.stderr_share, self.stderr_method = stderr_share, stderr_method
+        self.ci_method, self.level = ci_method, level
+        self.out_of_bounds, self.clip_outcomes = out_of_bounds, clip_outcomes
+        self.n_jobs, self.progress = n_jobs, progress
         self.accountant, self.random_state = accountant, random_state
 
     def _budget(self, n):
@@ -514,7 +547,8 @@ class DPATE(BaseEstimator):
             if not is_private(mu): return mu, np.inf, 0.0
             if dlt <= 0: raise ValueError("delta must lie in (0, 1) to report mu as (epsilon, delta)")
             return mu, gdp_epsilon(mu, dlt), dlt
-        if self.epsilon is None: raise ValueError("give a privacy budget: epsilon and delta, or mu (np.inf: non-private)")
+        if self.epsilon is None:
+            raise ValueError("give a privacy budget: epsilon and delta, or mu (np.inf: non-private)")
         eps, dlt = check_epsilon_delta(self.epsilon, 0.0 if self.delta is None else self.delta, n=n)
         if not is_private(eps): return np.inf, np.inf, 0.0
         if dlt == 0: raise ValueError("delta must lie in (0, 1): the Gaussian mechanism needs delta > 0 (or give mu)")
@@ -525,7 +559,8 @@ class DPATE(BaseEstimator):
         if self.out_of_bounds not in ("raise", "clip"):
             raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {self.out_of_bounds!r}")
         if self.clip_outcomes is None: return self.out_of_bounds == "clip"
-        warnings.warn("clip_outcomes is deprecated: use out_of_bounds='clip' (or 'raise')", DeprecationWarning, stacklevel=3)
+        warnings.warn("clip_outcomes is deprecated: use out_of_bounds='clip' (or 'raise')",
+                      DeprecationWarning, stacklevel=3)
         return bool(self.clip_outcomes)
 
     def _design(self) -> str:
@@ -575,11 +610,13 @@ class DPATE(BaseEstimator):
             lam = None if self.nuisance_lam is None else check_scalar(self.nuisance_lam, "nuisance_lam", low=0)
             if X is None: raise ValueError("design='split' needs covariates X (and their public x_bounds)")
             if folds is not None: raise ValueError("folds apply to design='fold' only")
-            if self.x_bounds is None: raise ValueError("design='split' needs public covariate bounds x_bounds=(lower, upper)")
+            if self.x_bounds is None:
+                raise ValueError("design='split' needs public covariate bounds x_bounds=(lower, upper)")
         else: pm, om = _models(self.propensity_model, self.outcome_model)
         xb = None
         if X is not None:    # data frames / a public Schema in, names out (notebook 00a); ±inf → out of x_bounds
-            cov = fit_covariates(self, X, self.x_bounds); X, xb = cov.X, cov.x_bounds
+            cov = fit_covariates(self, X, self.x_bounds)
+            X, xb = cov.X, cov.x_bounds
             if not cov.private_ok and not (self.epsilon is not None and np.isinf(self.epsilon)):
                 raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPATE release with it "
                                  "would not be DP; declare the schema from public facts (or use epsilon=np.inf)")
@@ -596,12 +633,15 @@ class DPATE(BaseEstimator):
             tau, se, m, sizes = _split_release(Yc, t, x, estimator=est, split=split, x_bounds=xb, lam=lam, B=B, c=c,
                                                eps=e_n, dlt=d_n, acc=acc, label=f"DPATE({est}, split)",
                                                rngs=[part_rng] + nuis_rngs)
-            s1 = s2 = split_sensitivity(est, m, B, c); K = None
+            s1 = s2 = split_sensitivity(est, m, B, c)
+            K = None
         else:
-            K = _check_n_folds(self.n_folds, n, 0 if X is None else x.shape[1]); sizes = None
+            K = _check_n_folds(self.n_folds, n, 0 if X is None else x.shape[1])
+            sizes = None
             folds = _check_folds(folds, n, K, part_rng)
             progress = n * K >= 20_000_000 if self.progress is None else bool(self.progress)
-            res = _cross_fit(Yc, t, x, folds, K, estimator=est, propensity_clip=c, propensity_model=pm, outcome_model=om,
+            res = _cross_fit(Yc, t, x, folds, K, estimator=est, propensity_clip=c, propensity_model=pm,
+                             outcome_model=om,
                              outcome_bound=B, n_jobs=self.n_jobs, progress=progress, quiet=True)
             tau, se = res.ate, res.stderr
             s1, s2 = ate_sensitivity(est, n, K, B, c), stderr_sensitivity(est, n, K, B, c, self.stderr_method)
@@ -616,16 +656,19 @@ class DPATE(BaseEstimator):
         ate = grid_release(tau, plan_gaussian(sigma1, s1, 1), rng)
         se_noisy = grid_release(se, plan_gaussian(sigma2, s2, 1), rng) if private and share > 0 else se
         if not private:
-            z = ndtri(1 - (1 - level) / 2); stderr, ci = se, (tau - z * se, tau + z * se)
+            z = ndtri(1 - (1 - level) / 2)
+            stderr, ci = se, (tau - z * se, tau + z * se)
         elif share > 0:
             ci, stderr = private_interval(ate, se_noisy, sigma1, sigma2, level=level, method=self.ci_method)
         else: ci, stderr = None, None
         full = share > 0 or not private or design == "split"
         mu_spent = None if design == "split" else (mu if full else mu1)   # the split design is (ε, δ)-DP only
         rng_ate = feasible_ate_range(B)                         # post-processing of the noised release: free
-        ate_c, ci_c = clamp_to_range(ate, rng_ate), None if ci is None else tuple(clamp_to_range(v, rng_ate) for v in ci)
+        ate_c, ci_c = (clamp_to_range(ate, rng_ate),
+                       None if ci is None else tuple(clamp_to_range(v, rng_ate) for v in ci))
         # the whole fitted state, set after the charge and every computation succeeded (atomic_fit restores on error)
-        vars(self).update(n_=n, design_=design, n_folds_=K, split_sizes_=None if sizes is None else tuple(int(v) for v in sizes),
+        vars(self).update(n_=n, design_=design, n_folds_=K,
+                          split_sizes_=None if sizes is None else tuple(int(v) for v in sizes),
                           sigma1_=sigma1, sigma2_=sigma2, ate_=ate_c, ate_raw_=ate, stderr_=stderr,
                           conf_int_=ci_c, conf_int_raw_=ci, feasible_range_=rng_ate,
                           clamped_=bool(ate_c != ate or (ci is not None and ci_c != tuple(ci))),
@@ -669,7 +712,8 @@ class DPATE(BaseEstimator):
         else:
             level = 1 - check_scalar(alpha, "alpha", low=0, high=1)
             if not is_private(self.epsilon_spent_):
-                z = ndtri(1 - (1 - level) / 2); ci = (self.ate_raw_ - z * self.stderr_, self.ate_raw_ + z * self.stderr_)
+                z = ndtri(1 - (1 - level) / 2)
+                ci = (self.ate_raw_ - z * self.stderr_, self.ate_raw_ + z * self.stderr_)
             else: ci, _ = private_interval(self.ate_raw_, self.stderr_noisy_, self.sigma1_, self.sigma2_, level=level,
                                            method=self.ci_method)
             lo, hi = (clamp_to_range(v, self.feasible_range_) for v in ci)
@@ -700,22 +744,24 @@ class DPATE(BaseEstimator):
         priv = ("NON-PRIVATE (epsilon=inf)" if not private else
                 eps_dlt if self.mu_spent_ is None else f"{self.mu_spent_:.4g}-GDP = {eps_dlt}")
         how = f"K={self.n_folds_}" if self.design_ == "fold" else "split " + "/".join(map(str, self.split_sizes_))
-        lines = [f"{'DP-ATE' if private else 'ATE (non-private)'} [{self.estimator}, {self.design_} design, {how}, n={self.n_}]: "
-                 f"{self.ate_:.4g}, {100 * self.level:g}% CI {ci}",
+        lines = [f"{'DP-ATE' if private else 'ATE (non-private)'} [{self.estimator}, {self.design_} "
+                 f"design, {how}, n={self.n_}]: {self.ate_:.4g}, {100 * self.level:g}% CI {ci}",
                  f"privacy: {priv}; noise SD of the estimate {self.sigma1_:.3g}"]
         r = self.noise_ratio()
         if r is not None and r > 3:
-            lines.append(f"note: the privacy noise is at least {r:.0f}x the sampling error: a larger n, a larger epsilon, tighter "
-                         "public bounds or the split design buy precision (tutorial 02, 'what n buys')")
+            lines.append(f"note: the privacy noise is at least {r:.0f}x the sampling error: a larger n, a "
+                         "larger epsilon, tighter public bounds or the split design buy precision "
+                         "(tutorial 02, 'what n buys')")
         if self.estimator != "aipw" and self.conf_int_ is not None:
             lines.append(f"note: the {self.estimator.upper()} interval ignores the error of the "
-                         f"{'outcome' if self.estimator == 'g' else 'propensity'} model: it is not a confidence interval for the "
-                         "ATE (use estimator='aipw' for inference)")
+                         f"{'outcome' if self.estimator == 'g' else 'propensity'} model: it is not a "
+                         "confidence interval for the ATE (use estimator='aipw' for inference)")
         if private and isinstance(self.random_state, (numbers.Integral, np.random.SeedSequence)):
-            lines.append("note: random_state is a fixed seed: anyone who knows it can remove the noise (teaching and tests "
-                         "only; a real release uses random_state=None)")
+            lines.append("note: random_state is a fixed seed: anyone who knows it can remove the "
+                         "noise (teaching and tests only; a real release uses random_state=None)")
         if self.clamped_:
-            lines.append(f"note: clamped to [{self.feasible_range_[0]:.4g}, {self.feasible_range_[1]:.4g}], the range the outcome "
+            lines.append(f"note: clamped to [{self.feasible_range_[0]:.4g}, "
+                         f"{self.feasible_range_[1]:.4g}], the range the outcome "
                          "bounds allow: the noise dominates at this n and epsilon")
         return "\n".join(lines)
 
@@ -723,7 +769,11 @@ class DPATE(BaseEstimator):
 @dataclass
 class MetaAnalysis:
     "Combined estimate of several private ATE releases (post-processing only)."
-    ate: float; stderr: float; conf_int: tuple; weights: np.ndarray; method: str
+    ate: float
+    stderr: float
+    conf_int: tuple
+    weights: np.ndarray
+    method: str
 
 def meta_analysis(ates, # released private ATEs, or fitted DPATE objects (then stderrs=None)
                   stderrs=None, # their released standard errors √V̂_DP
@@ -760,7 +810,8 @@ def meta_analysis(ates, # released private ATEs, or fitted DPATE objects (then s
         fits = list(ates)
         if not all(hasattr(m, "ate_") and getattr(m, "stderr_", None) is not None for m in fits):
             raise ValueError("give stderrs, or fitted DPATE objects that released an interval (stderr_share > 0)")
-        ates, stderrs = [m.ate_raw_ for m in fits], [m.stderr_ for m in fits]   # unclamped: clamping would bias the mean
+        # unclamped: clamping would bias the mean
+        ates, stderrs = [m.ate_raw_ for m in fits], [m.stderr_ for m in fits]
     a, s = check_array(ates, "ates", ndim=1), check_array(stderrs, "stderrs", ndim=1)
     check_consistent_length(ates=a, stderrs=s)
     if np.any(s <= 0): raise ValueError("stderrs must be > 0")

@@ -52,7 +52,8 @@ def epsilon_lower_bound(fpr:float, # observed false-positive rate: fraction of t
                         delta:float=0.0, # the δ at which ε is bounded, in [0, 1)
                         alpha:float=0.05, # 1 - confidence level, in (0, 1)
                        ) -> float:
-    "(1-alpha)-confidence lower bound on ε at `delta` from a fixed test's error counts (Clopper–Pearson, alpha/2 per rate)."
+    """(1-alpha)-confidence lower bound on ε at `delta` from a fixed test's error counts (Clopper–Pearson, alpha/2 per
+    rate)."""
     k0, n0 = _check_count(fpr, n0, "fpr", "n0")
     k1, n1 = _check_count(fnr, n1, "fnr", "n1")
     delta = check_scalar(delta, "delta", low=0, high=1, low_inclusive=True)
@@ -108,7 +109,8 @@ def _run(mechanism, data, n, rng, batch, name, progress):
                                             "it must return a scalar or a 1-d array")
             outs.append(o)
         if len({o.shape for o in outs}) > 1:
-            raise ValueError(f"mechanism returned outputs of different shapes on {name}: {sorted({o.shape for o in outs})}")
+            raise ValueError(f"mechanism returned outputs of different shapes on {name}: "
+                             f"{sorted({o.shape for o in outs})}")
         out = np.stack(outs)
     if not np.all(np.isfinite(out)):
         raise ValueError(f"mechanism returned NaN or infinite values on {name}")
@@ -122,7 +124,8 @@ def _chunk_plan(rng, n_runs:int, chunk_size:int):
     return sizes, root.spawn(2 * len(sizes))
 
 def _run_chunks(mechanism, D0, D1, n_runs, rng, batch, chunk_size, n_jobs):
-    "Both output sets, run as independent seeded chunks through joblib (any backend, e.g. Dask); order is the chunk order."
+    """Both output sets, run as independent seeded chunks through joblib (any backend, e.g. Dask); order is the chunk
+    order."""
     sizes, seeds = _chunk_plan(rng, n_runs, chunk_size)
     jobs = [(D, m, seeds[2 * j + i], name) for i, (D, name) in enumerate(((D0, "D0"), (D1, "D1")))
             for j, m in enumerate(sizes)]
@@ -132,7 +135,8 @@ def _run_chunks(mechanism, D0, D1, n_runs, rng, batch, chunk_size, n_jobs):
     res = []
     for name, part in (("D0", outs[:len(sizes)]), ("D1", outs[len(sizes):])):
         if len({o.shape[1:] for o in part}) > 1:
-            raise ValueError(f"mechanism returned outputs of different shapes on {name}: {sorted({o.shape[1:] for o in part})}")
+            raise ValueError(f"mechanism returned outputs of different shapes on {name}: "
+                             f"{sorted({o.shape[1:] for o in part})}")
         res.append(np.concatenate(part))
     return res
 
@@ -143,7 +147,8 @@ def _scores(Y0, Y1, statistic, h):
         s0, s1 = (np.asarray(statistic(Y), dtype=float) for Y in (Y0, Y1))
         for s, Y in ((s0, Y0), (s1, Y1)):
             if s.shape != (len(Y),):
-                raise ValueError(f"statistic must map outputs of shape {Y.shape} to scores of shape ({len(Y)},), got {s.shape}")
+                raise ValueError(f"statistic must map outputs of shape {Y.shape} to scores of shape "
+                                 f"({len(Y)},), got {s.shape}")
         if not (np.all(np.isfinite(s0)) and np.all(np.isfinite(s1))):
             raise ValueError("statistic returned NaN or infinite scores")
         k = min(3, len(Y0))   # a statistic that pools rows (e.g. a batch mean) would fake a huge epsilon
@@ -165,7 +170,8 @@ def _select(s0, s1, delta, alpha, n_candidates, direction=None, threshold=None):
     "Best (threshold, direction) on the selection half: maximises eq. (3), Bonferroni-corrected over the candidates."
     s0, s1 = np.sort(s0), np.sort(s1)
     if threshold is None:
-        pooled = np.sort(np.concatenate([s0, s1])); m = len(pooled)
+        pooled = np.sort(np.concatenate([s0, s1]))
+        m = len(pooled)
         p = special.expit(np.linspace(special.logit(0.5 / m), special.logit(1 - 0.5 / m), n_candidates))
         cand = np.unique(pooled[np.minimum((p * m).astype(int), m - 1)])
     else: cand = np.array([threshold], dtype=float)
@@ -180,21 +186,27 @@ def _select(s0, s1, delta, alpha, n_candidates, direction=None, threshold=None):
     return best[1], best[2]
 
 # %% ../nbs/03_audit.ipynb #b2bc7eab
-def audit_mechanism(mechanism, # batch=True: mechanism(data, size, rng) -> (size,) or (size, d); batch=False: mechanism(data, rng) -> one output
-                    D0, D1, # a pair of neighbouring datasets (replace-one), chosen adversarially; passed to `mechanism` as is
+def audit_mechanism(mechanism, # batch: (data, size, rng) -> (size,) or (size, d); else (data, rng) -> one output
+                    # a pair of neighbouring datasets (replace-one), chosen adversarially; passed to `mechanism` as is
+                    D0, D1,
                     *,
                     n_runs:int=100_000, # runs per dataset (>= 100); half select the test, half evaluate it
                     delta:float=0.0, # the δ at which ε is bounded, in [0, 1)
                     alpha:float=0.05, # 1 - confidence level of the bound, in (0, 1)
-                    statistic=None, # callable outputs -> (size,) scores, row by row; default: identity (scalars) or projection on the mean difference
+                    # callable outputs -> (size,) scores, row by row; default: identity (scalars) or projection on the
+                    # mean difference
+                    statistic=None,
                     batch:bool=True, # whether `mechanism` is vectorised
                     threshold:float|None=None, # fix the test's threshold instead of searching for it
                     direction:str|None=None, # 'greater' (reject when score > threshold), 'less', or None to choose
                     n_candidates:int=1000, # number of candidate thresholds searched on the selection half
                     random_state=None, # None, int or np.random.Generator: the randomness given to `mechanism`
                     progress:bool=False, # progress bar for batch=False (serial path only)
-                    n_jobs:int|None=None, # None: serial, one stream; an int (or under a joblib backend such as Dask): seeded chunks in parallel
-                    chunk_size:int=10_000, # runs per chunk when n_jobs is given (public; results do not depend on n_jobs)
+                    # None: serial, one stream; an int (or under a joblib backend such as Dask): seeded chunks in
+                    # parallel
+                    n_jobs:int|None=None,
+                    # runs per chunk when n_jobs is given (public; results do not depend on n_jobs)
+                    chunk_size:int=10_000,
                    ) -> AuditResult:
     """Empirical (1-alpha)-confidence lower bound on the ε at `delta` of `mechanism` on the pair (D0, D1).
 
@@ -204,7 +216,8 @@ def audit_mechanism(mechanism, # batch=True: mechanism(data, size, rng) -> (size
     Parameters
     ----------
     mechanism : callable
-        ``mechanism(data, size, rng)`` returning ``size`` independent outputs (``batch=True``), or ``mechanism(data, rng)``.
+        ``mechanism(data, size, rng)`` returning ``size`` independent outputs (``batch=True``), or
+        ``mechanism(data, rng)``.
     D0, D1 : any
         Neighbouring datasets (replace-one), chosen adversarially.
     n_runs, delta, alpha, statistic, batch, threshold, direction, n_candidates, random_state, progress :
@@ -262,7 +275,8 @@ def audit_mechanism(mechanism, # batch=True: mechanism(data, size, rng) -> (size
         sel, ev = slice(0, h), slice(h, n_runs)
         t, d = _select(s0[sel], s1[sel], delta, alpha, n_candidates, direction, threshold)
     e0, e1 = np.sort(s0[ev]), np.sort(s1[ev])
-    k0, k1 = _counts(e0, e1, t, d); m0, m1 = len(e0), len(e1)
+    k0, k1 = _counts(e0, e1, t, d)
+    m0, m1 = len(e0), len(e1)
     a_hi, b_hi = float(_cp_upper(k0, m0, alpha / 2)), float(_cp_upper(k1, m1, alpha / 2))
     with np.errstate(divide="ignore"):
         eps_point = float(_eps_hat(k0 / m0, k1 / m1, delta))

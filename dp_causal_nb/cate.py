@@ -10,12 +10,14 @@ import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, clone
 from .core import (PrivacyLeakWarning, BudgetError, check_scalar, check_epsilon_delta, is_private,
-                               spawn_generators, atomic_fit, quiet_data_warnings, bounded_predictions, check_array, check_consistent_length,
+                               spawn_generators, atomic_fit, quiet_data_warnings, bounded_predictions, check_array,
+                               check_consistent_length,
                                check_binary_treatment, check_bounds, check_in_bounds)
 from .mechanisms import gaussian_sigma
 from .secure_noise import plan_gaussian, grid_release, noise_rng
 from .accounting import resolve_accountant
-from .erm import DPLogisticRegression, DPRidgeRegression, StandardizeToBounds, RandomFourierFeatures, fit_charged_model
+from .erm import (DPLogisticRegression, DPRidgeRegression, StandardizeToBounds, RandomFourierFeatures,
+                              fit_charged_model)
 from .targets import LEARNERS, orthogonal_targets, check_propensity_clip
 from .features import feature_norm_bound, gaussian_kernel, ArmInteractionFeatures, ClippedFeatures
 from .second_stage import (WeightedRidge, WeightedKernelRidge, ridge_parameter_sensitivity, check_lam_floor,
@@ -36,11 +38,13 @@ CALIBRATIONS = ("auto", "global", "parameter", "ges")
 FINALS = ("auto", "ridge", "kernel")
 
 class GESConditionWarning(PublicWarning):
-    "`calibration='ges'` with `ges_sup='search'`: γ is a lower bound on the supremum (a parameter choice, not a data event)."
+    """`calibration='ges'` with `ges_sup='search'`: γ is a lower bound on the supremum (a parameter choice, not a data
+    event)."""
 
 # %% ../nbs/08_dp_cate.ipynb #72204deb
 class _DPNuisance:
-    "The nuisance stage (EconML `_ModelNuisance`-style): one DP propensity model π̂(x) and ONE DP outcome model μ̂(x, a) on the nuisance half."
+    """The nuisance stage (EconML `_ModelNuisance`-style): one DP propensity model π̂(x) and ONE DP outcome model μ̂(x,
+    a) on the nuisance half."""
     def models(self, est, eps, dlt, rs):
         "The two nuisance models, each (eps, dlt)-DP, given the estimator's PUBLIC bounds and random streams."
         xb, yb, rule = est.x_bounds_, est.y_bounds_, est.rule_ or {}
@@ -66,7 +70,8 @@ class _DPNuisance:
                 xb_base = p.get("x_bounds") if p.get("x_bounds") is not None else xb
                 if getattr(base, "x_bounds", None) is None and "x_bounds" in getattr(base, "get_params", dict)():
                     base.set_params(x_bounds=xb_base)
-                om.set_params(feature_map=ArmInteractionFeatures(base), **({"x_bounds": None} if "x_bounds" in p else {}))
+                om.set_params(feature_map=ArmInteractionFeatures(base),
+                              **({"x_bounds": None} if "x_bounds" in p else {}))
                 _fill_public_bounds(om, "outcome_model", y_bounds=yb)
             else:                                                   # third-party model on Z = [X, A]
                 zb = (np.r_[xb[0], 0.0], np.r_[xb[1], 1.0])
@@ -74,7 +79,8 @@ class _DPNuisance:
         return pm, om
 
     def fit(self, est, pm, om, owner, X1, A1, Y1):
-        "Fit π̂ on (X, A) and μ̂ on (Z = [X, A], Y) of the nuisance half, each charged to `owner` (erm.fit_charged_model)."
+        """Fit π̂ on (X, A) and μ̂ on (Z = [X, A], Y) of the nuisance half, each charged to `owner`
+        (erm.fit_charged_model)."""
         def charged(model, declared, X, y, label):
             return fit_charged_model(model, owner, X, y, label=label, allotted=(est.epsilon_ / 2, est.delta_ / 2),
                                      private=is_private(est.epsilon_), declared=declared,
@@ -95,7 +101,8 @@ def _boosting_nuisances(rs):
 # %% ../nbs/08_dp_cate.ipynb #8aa8d2fb
 class _RidgeFinal:
     "final='ridge': weighted ridge on a public feature map (rows clipped to its norm bound)."
-    name, default_calibration, calibrations, constrainable, keeps_records = "ridge", "parameter", ("global", "parameter", "ges"), True, False
+    name, default_calibration, calibrations = "ridge", "parameter", ("global", "parameter", "ges")
+    constrainable, keeps_records = True, False
     def check_calibration(self, cal):
         if cal not in self.calibrations: raise ValueError(f"calibration={cal!r} does not apply to final={self.name!r}")
     def default_map(self, est, xb, rff_seed):
@@ -108,15 +115,18 @@ class _RidgeFinal:
             fm = clone(fm).set_params(x_bounds=xb)
         return fm
     def check_lam(self, est, lam, xb):
-        "λ below the floor for this map's B_f is a parameter error: raised before the budget is charged (public inputs)."
+        """λ below the floor for this map's B_f is a parameter error: raised before the budget is charged (public
+        inputs)."""
         if lam is not None: check_lam_floor(lam, feature_norm_bound(self.raw_map(est, xb, None)))
     def public_map(self, est, xb, yb, rff_seed):
-        "The (user's or default) public feature map, clipped per row to its norm bound; sets norm_bound_, theta_radius_."
+        """The (user's or default) public feature map, clipped per row to its norm bound; sets norm_bound_,
+        theta_radius_."""
         fm = self.raw_map(est, xb, rff_seed)
         est.norm_bound_ = feature_norm_bound(fm)
         est.feature_map_ = ClippedFeatures(fm, est.norm_bound_)            # per-row clipping to the declared B_f
         if est.theta_radius == "auto" and est.calibration_ != "ges":
-            est.theta_radius_ = (yb[1] - yb[0]) / est.norm_bound_          # |g| <= B_f Θ = y-range, a public bound on |τ|
+            # |g| <= B_f Θ = y-range, a public bound on |τ|
+            est.theta_radius_ = (yb[1] - yb[0]) / est.norm_bound_
         return est.feature_map_
     def fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
         return WeightedRidge(lam, self.public_map(est, xb, yb, rff_seed), radius=est.theta_radius_).fit(X2, phi, rho)
@@ -129,8 +139,10 @@ class _RidgeFinal:
     def post(self, est, theta): return theta
 
 class _KernelFinal(_RidgeFinal):
-    "final='kernel': certified weighted kernel ridge with the normalised Gaussian kernel; keeps its records (curator-side)."
-    name, default_calibration, calibrations, constrainable, keeps_records = "kernel", "global", ("global", "ges"), False, True
+    """final='kernel': certified weighted kernel ridge with the normalised Gaussian kernel; keeps its records
+    (curator-side)."""
+    name, default_calibration, calibrations = "kernel", "global", ("global", "ges")
+    constrainable, keeps_records = False, True
     def check_calibration(self, cal):
         if cal == "parameter":
             raise ValueError("calibration='parameter' needs a finite-dimensional second stage (final='ridge'); for "
@@ -163,14 +175,15 @@ def _final_strategy(final):
 
 # %% ../nbs/08_dp_cate.ipynb #56519903
 class _ShrunkStage:
-    """τ̂(x) = θ₀ + (f(x) − f̄)ᵀθ₁: a linear stage on the public augmented features [1, f(x) − f̄] ([1] in mode 'constant').
+    """τ̂(x) = θ₀ + (f(x) − f̄)ᵀθ₁: a linear stage on public augmented features [1, f(x) − f̄] ([1] in mode 'constant').
     `noised`: how many leading coordinates are already released values (1 when the shape was fitted to targets
     centred on the released ĉ; the parameter release then adds no second noise to them)."""
     def __init__(self, theta, feature_map=None, f_ref=0.0, noised:int=0):
         self.theta_, self.feature_map, self.f_ref = np.asarray(theta, dtype=float), feature_map, f_ref
         self.noised = noised
     def features(self, X):
-        X = np.atleast_2d(X); one = np.ones((len(X), 1))
+        X = np.atleast_2d(X)
+        one = np.ones((len(X), 1))
         return one if self.feature_map is None else np.c_[one, self.feature_map(X) - self.f_ref]
     def predict(self, X): return self.features(X) @ self.theta_
 
@@ -181,15 +194,18 @@ def _coordinate_sd(sigma, k:int) -> np.ndarray:
 
 # %% ../nbs/08_dp_cate.ipynb #020d8894
 class _ShrunkFinal(_RidgeFinal):
-    "final='auto': private constant ĉ (DR mean) plus, in the rule's mode 'function', a centred private ridge shape on clipped DR targets."
-    name, default_calibration, calibrations, constrainable, keeps_records = "auto", "parameter", ("parameter",), True, False
+    """final='auto': private constant ĉ (DR mean) plus, in the rule's mode 'function', a centred private ridge shape on
+    clipped DR targets."""
+    name, default_calibration, calibrations = "auto", "parameter", ("parameter",)
+    constrainable, keeps_records = True, False
     def default_map(self, est, xb, rff_seed):
         r = est.rule_
         if r["feature_map"] == "affine": return StandardizeToBounds(x_bounds=xb)
         bw = r["bandwidth"] if est.bandwidth is None else check_scalar(est.bandwidth, "bandwidth", low=0)
         return RandomFourierFeatures(n_components=r["n_features"], bandwidth=bw, x_bounds=xb, random_state=rff_seed)
     def fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
-        t = targets; phi_dr, _ = orthogonal_targets(t["Y"], t["A"], pi=t["pi"], mu0=t["mu0"], mu1=t["mu1"], learner="dr")
+        t = targets
+        phi_dr, _ = orthogonal_targets(t["Y"], t["A"], pi=t["pi"], mu0=t["mu0"], mu1=t["mu1"], learner="dr")
         est.constant_bound_ = M = dr_constant_bound(yb, est.kappa_)
         c = float(np.mean(np.clip(phi_dr, -M, M)))
         fm = self.public_map(est, xb, yb, rff_seed)     # public; built in both modes (feature_map_, as every final)
@@ -199,7 +215,8 @@ class _ShrunkFinal(_RidgeFinal):
         ref = np.random.default_rng(est.rule_["reference_seed"]).uniform(xb[0], xb[1], size=(2000, len(xb[0])))
         centre = bool(est.rule_.get("center_targets"))
         if centre and est.rule_.get("shape_learner") != "dr":
-            raise ValueError("rule: center_targets needs shape_learner='dr' (the centred targets are clipped DR targets)")
+            raise ValueError("rule: center_targets needs shape_learner='dr' (the centred "
+                             "targets are clipped DR targets)")
         if est.rule_.get("shape_learner") == "dr":     # clipped DR targets (public level C): weight 1 per record
             est.target_clip_ = C = est.rule_["target_clip"]
             if centre and C > est.constant_bound_:      # Δ_shape bounds |target| by min(R/κ, C): needs C ≤ R/κ
@@ -207,9 +224,11 @@ class _ShrunkFinal(_RidgeFinal):
             if centre: c = self.release_constant(est, c)   # ĉ released first; the targets are centred on it
             phi, rho = np.clip(phi_dr - (c if centre else 0.0), -C, C), np.ones(len(phi_dr))
         theta = WeightedRidge(lam, fm, radius=est.theta_radius_).fit(X2, phi, rho).theta_
-        return _ShrunkStage(np.r_[c, theta], fm, fm(ref).mean(0), noised=int(centre))   # f̄_ref: public (reference points)
+        # f̄_ref: public (reference points)
+        return _ShrunkStage(np.r_[c, theta], fm, fm(ref).mean(0), noised=int(centre))
     def release_constant(self, est, c:float) -> float:
-        "c̃ = clamp(ĉ + noise of sd σ_ĉ, ±R) on the public grid (01a): ĉ's part of the release, before the shape it centres."
+        """c̃ = clamp(ĉ + noise of sd σ_ĉ, ±R) on the public grid (01a): ĉ's part of the release, before the shape it
+        centres."""
         sens, sigma = self.parameter_noise(est)
         noisy = grid_release(c, plan_gaussian(sigma[0], sens[0], 1), noise_rng(est.random_state, "constant"))
         return float(self.post(est, [noisy])[0])
@@ -234,21 +253,24 @@ _FINALS["auto"] = _ShrunkFinal()
 # %% ../nbs/08_dp_cate.ipynb #48def7a7
 def _global_noise(est, Xq):
     "calibration='global': the analytic Gaussian on the worst-case l2 sensitivity of the d answers (public)."
-    sens = est.query_sensitivity(Xq); scale = gaussian_sigma(est.epsilon_, est.delta_, sens)
+    sens = est.query_sensitivity(Xq)
+    scale = gaussian_sigma(est.epsilon_, est.delta_, sens)
     return scale, dict(calibration="global", sensitivity=sens, sigma=scale, dp=True)
 
 def _ges_noise(est, Xq):
     "calibration='ges' (paper's Theorem 1, NOT DP): γ(T, D)·c(ε, δ, n), γ the certified bound or the search value."
     res = est.gross_error_sensitivity(Xq)
     gamma = res.search if est.ges_sup == "search" else res.bound
-    c = ges_noise_multiplier(est.epsilon_, est.delta_, est.n_stage2_); scale = gamma * c
+    c = ges_noise_multiplier(est.epsilon_, est.delta_, est.n_stage2_)
+    scale = gamma * c
     sig_global = gaussian_sigma(est.epsilon_, est.delta_, est.query_sensitivity(Xq))
     info = dict(calibration="ges", gamma=gamma, gamma_search=res.search, gamma_bound=res.bound, c=c, sigma=scale,
                 sigma_global=sig_global, dp=False,
                 guarantee="NOT DP: the noise scale γ(T, D)·c depends on the data (allow_data_dependent_scale=True)")
     if est.ges_sup == "search":  # a parameter choice, not a data event
-        warnings.warn("calibration='ges' with ges_sup='search': γ is a global-search value, a lower bound on the supremum; "
-                      "ges_sup='bound' uses the certified upper bound", GESConditionWarning, stacklevel=4)
+        warnings.warn("calibration='ges' with ges_sup='search': γ is a global-search value, a "
+                      "lower bound on the supremum; ges_sup='bound' uses the certified upper bound",
+                      GESConditionWarning, stacklevel=4)
     return scale, info
 
 _QUERY_NOISE = {"global": _global_noise, "ges": _ges_noise}
@@ -256,7 +278,8 @@ _QUERY_NOISE = {"global": _global_noise, "ges": _ges_noise}
 # %% ../nbs/08_dp_cate.ipynb #b40d203d
 def feasible_cate_range(outcome_bounds) -> tuple:
     "The range [a − b, b − a] of any CATE (or average of CATEs) when outcomes lie in the public [a, b]."
-    lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1); R = float(hi[0] - lo[0])
+    lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1)
+    R = float(hi[0] - lo[0])
     return (-R, R)
 
 # %% ../nbs/08_dp_cate.ipynb #0b6bf813
@@ -264,16 +287,19 @@ class _ReleaseReport:
     "Post-processing of a fitted DPCATE's single release: clamping, privacy-noise intervals, averages, summary."
     def _clamp(self, v):
         lo, hi = feasible_cate_range(self.outcome_bounds_)
-        out = np.clip(v, lo, hi); self.clamped_ = bool(np.any(out != v))     # a function of the noised output only
+        out = np.clip(v, lo, hi)
+        self.clamped_ = bool(np.any(out != v))     # a function of the noised output only
         return out
 
     def _noise_sd(self, Xq, average:bool=False):
         "Public noise sd of the released value at each query (or of their average): derived in the cell above."
         if not is_private(self.epsilon_): return 0.0 if average else np.zeros(len(Xq))
-        info = self.release_info_; sig = info["sigma"]
+        info = self.release_info_
+        sig = info["sigma"]
         if "sigma_constant" in info: sig = (info["sigma_constant"], sig)      # final='auto': ĉ, then the shape
         if self.calibration_ == "parameter":
-            F = self.stage_.features(Xq); sd = _coordinate_sd(sig, F.shape[1])   # per coordinate (shrunk release)
+            F = self.stage_.features(Xq)
+            sd = _coordinate_sd(sig, F.shape[1])   # per coordinate (shrunk release)
             return float(np.linalg.norm(F.mean(0) * sd)) if average else np.linalg.norm(F * sd, axis=1)
         sig = float(sig)
         return sig / math.sqrt(len(Xq)) if average else np.full(len(Xq), sig)
@@ -284,7 +310,8 @@ class _ReleaseReport:
         Covers the non-private second-stage fit ĝ_D(x) with probability 1 − `alpha` per point (privacy noise only; the
         sampling error is NOT included). Same budget rules as `effect` (it reads the same single release)."""
         a = check_scalar(alpha, "alpha", low=0, high=1)
-        raw = self._effect_raw(X); Xq = query_covariates(self, X)
+        raw = self._effect_raw(X)
+        Xq = query_covariates(self, X)
         hw = stats.norm.ppf(1 - a / 2) * self._noise_sd(Xq)
         lo, hi = feasible_cate_range(self.outcome_bounds_)
         low, up = np.clip(raw - hw, lo, hi), np.clip(raw + hw, lo, hi)
@@ -292,13 +319,15 @@ class _ReleaseReport:
         return low, up
 
     def ate(self, X=None) -> float:
-        "Average of the released CATE over the PUBLIC rows of X, clamped to the feasible range (budget rules: see above)."
+        """Average of the released CATE over the PUBLIC rows of X, clamped to the feasible range (budget rules: see
+        above)."""
         return float(self._clamp(np.array([float(np.mean(self._effect_raw(X)))]))[0])
 
     def ate_interval(self, X=None, alpha:float=0.05) -> tuple:
         "Privacy-noise (1 − alpha) interval of `ate(X)` (covers the mean of ĝ_D over X; sampling error not included)."
         a = check_scalar(alpha, "alpha", low=0, high=1)
-        m = float(np.mean(self._effect_raw(X))); Xq = query_covariates(self, X)
+        m = float(np.mean(self._effect_raw(X)))
+        Xq = query_covariates(self, X)
         hw = stats.norm.ppf(1 - a / 2) * self._noise_sd(Xq, average=True)
         lo, hi = feasible_cate_range(self.outcome_bounds_)
         return float(np.clip(m - hw, lo, hi)), float(np.clip(m + hw, lo, hi))
@@ -306,16 +335,20 @@ class _ReleaseReport:
     def summary(self, X=None, alpha:float=0.05) -> "CATESummary":
         "Estimate, interval, noise sd, budget spent and a note when the noise dominates (all from the released values)."
         if X is None: self._effect_raw(None)      # the clear error naming X
-        vals = self.effect(X); clamped = self.clamped_; Xq = query_covariates(self, X)
+        vals = self.effect(X)
+        clamped = self.clamped_
+        Xq = query_covariates(self, X)
         est, (lo, hi) = self.ate(X), self.ate_interval(X, alpha)
-        sd_q = float(np.median(self._noise_sd(Xq))); sd_a = float(self._noise_sd(Xq, average=True))
+        sd_q = float(np.median(self._noise_sd(Xq)))
+        sd_a = float(self._noise_sd(Xq, average=True))
         spread = float(np.std(vals))
         if not is_private(self.epsilon_): label = "NON-PRIVATE (epsilon = inf)"
         elif self.not_dp_: label = "NOT differentially private (calibration='ges')"
         else: label = f"({self.epsilon_:g}, {self.delta_:g})-DP"
-        note = ("" if sd_q <= spread else f"note: the privacy noise (sd {sd_q:.3g} per point) is at least the spread of the "
-                f"released CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise; see tutorials/03_private_cate "
-                "for what n and epsilon buy")
+        note = ("" if sd_q <= spread
+                else f"note: the privacy noise (sd {sd_q:.3g} per point) is at least the spread of the "
+                f"released CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise; see "
+                "tutorials/03_private_cate for what n and epsilon buy")
         return CATESummary(label=label, n_points=len(Xq), ate=est, interval=(lo, hi), alpha=float(alpha),
                            noise_sd_point=sd_q, noise_sd_ate=sd_a, cate_range=(float(vals.min()), float(vals.max())),
                            feasible=feasible_cate_range(self.outcome_bounds_), clamped=clamped,
@@ -324,8 +357,18 @@ class _ReleaseReport:
 @dataclass(frozen=True)
 class CATESummary:
     "What `DPCATE.summary` reports (only public inputs and released numbers); `str()` gives the text."
-    label: str; n_points: int; ate: float; interval: tuple; alpha: float; noise_sd_point: float; noise_sd_ate: float
-    cate_range: tuple; feasible: tuple; clamped: bool; budget: dict; note: str = ""
+    label: str
+    n_points: int
+    ate: float
+    interval: tuple
+    alpha: float
+    noise_sd_point: float
+    noise_sd_ate: float
+    cate_range: tuple
+    feasible: tuple
+    clamped: bool
+    budget: dict
+    note: str = ""
     def __str__(self):
         b = ", ".join(f"{k} {v}" for k, v in self.budget.items())
         lines = [f"DPCATE release: {self.label}",
@@ -333,7 +376,8 @@ class CATESummary:
                  f"{1 - self.alpha:.0%} privacy-noise interval [{self.interval[0]:.4g}, {self.interval[1]:.4g}] "
                  "(privacy noise only; sampling error not included)",
                  f"CATE at the points: {self.cate_range[0]:.4g} .. {self.cate_range[1]:.4g} (feasible range "
-                 f"[{self.feasible[0]:g}, {self.feasible[1]:g}]{'; some values clamped to it' if self.clamped else ''})",
+                 f"[{self.feasible[0]:g}, {self.feasible[1]:g}]"
+                 f"{'; some values clamped to it' if self.clamped else ''})",
                  f"privacy-noise sd: {self.noise_sd_point:.3g} per point, {self.noise_sd_ate:.3g} for the average",
                  f"budget spent: {b}"]
         return "\n".join(lines + ([self.note] if self.note else []))
@@ -341,11 +385,13 @@ class CATESummary:
 
 # %% ../nbs/08_dp_cate.ipynb #f671254e
 def _set_if_param(model, **kw):
-    "set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library models."
+    """set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library
+    models."""
     names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
     ok = {k: v for k, v in kw.items() if k in names}
     rs = ok.get("random_state")
-    if isinstance(rs, (np.random.Generator, np.random.SeedSequence)) and not type(model).__module__.startswith("dp_causal_nb"):
+    foreign = not type(model).__module__.startswith("dp_causal_nb")
+    if isinstance(rs, (np.random.Generator, np.random.SeedSequence)) and foreign:
         # scikit-learn-style models take an int or a RandomState: seed a RandomState from the same full-entropy stream
         ok["random_state"] = np.random.RandomState(np.random.MT19937(rs if isinstance(rs, np.random.SeedSequence)
                                                                      else rs.bit_generator.seed_seq))
@@ -381,19 +427,26 @@ def _fill_public_bounds(model, name:str, x_bounds=None, y_bounds=None):
     return model
 
 def _smoke_test(model, x_bounds, y_bounds, label):
-    "Fit a copy of a user's model on PUBLIC synthetic records of the declared domain: configuration errors surface here."
-    rng = np.random.default_rng(0); n = 64; lo, hi = (np.asarray(b, float) for b in x_bounds)
+    """Fit a copy of a user's model on PUBLIC synthetic records of the declared domain: configuration errors surface
+    here."""
+    rng = np.random.default_rng(0)
+    n = 64
+    lo, hi = (np.asarray(b, float) for b in x_bounds)
     Xs = rng.uniform(lo, hi, (n, len(lo)))
     try:
-        if "propensity" in label: m = clone(model).fit(Xs, np.arange(n) % 2); m.predict_proba(Xs)
+        if "propensity" in label:
+            m = clone(model).fit(Xs, np.arange(n) % 2)
+            m.predict_proba(Xs)
         else:
-            Z = np.c_[Xs, np.arange(n) % 2]; m = clone(model).fit(Z, rng.uniform(*y_bounds, n)); m.predict(Z)
+            Z = np.c_[Xs, np.arange(n) % 2]
+            m = clone(model).fit(Z, rng.uniform(*y_bounds, n))
+            m.predict(Z)
     except Exception as e:   # a message about public synthetic records: safe to show
         raise ValueError(f"{label}: the model fails on public synthetic records of the declared domain "
                          f"({type(e).__name__}: {e}); fix its configuration") from None
 
 class DPCATE(_ReleaseReport, BaseEstimator):
-    """Differentially private CATE (Schröder et al. 2025, corrected): an orthogonal R-/DR-learner whose second stage is released once.
+    """Differentially private CATE (Schröder et al. 2025, corrected): an orthogonal learner, second stage released once.
 
     Parameters
     ----------
@@ -421,8 +474,9 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         How the single second-stage release is calibrated (see Notes); "ges" is NOT DP and refused unless
         ``allow_data_dependent_scale=True``.
     lam : float or None, default None
-        None: the rule's λ (final "auto") or 0.01. Ridge parameter Λ of the library convention (1/n)Σρᵢ·½(φᵢ − g(Xᵢ))² + (Λ/2)‖g‖² — the same number and the same
-        fit as the paper's λ in (1/n)Σρᵢ(φᵢ − g)² + λ‖g‖² (`second_stage.library_lam`).
+        None: the rule's λ (final "auto") or 0.01. Ridge parameter Λ of the library convention
+        (1/n)Σρᵢ·½(φᵢ − g(Xᵢ))² + (Λ/2)‖g‖² — the same number and the same fit as the paper's λ in
+        (1/n)Σρᵢ(φᵢ − g)² + λ‖g‖² (`second_stage.library_lam`).
     feature_map, bandwidth : public feature map (``final="ridge"``) / kernel bandwidth (``final="kernel"``).
     propensity_model, outcome_model : optional DP nuisance models (default: the library's DP-ERM models).
     accountant : PrivacyAccountant, optional
@@ -531,7 +585,8 @@ class DPCATE(_ReleaseReport, BaseEstimator):
                  out_of_bounds:str="raise", theta_radius="auto", ges_sup:str="bound", warn_training_queries:bool=False,
                  allow_data_dependent_scale:bool=False, random_state=None, y_bounds=None, split:float|None=None):
         self.learner, self.final, self.epsilon, self.delta = learner, final, epsilon, delta
-        self.x_bounds, self.outcome_bounds, self.propensity_clip, self.calibration = x_bounds, outcome_bounds, propensity_clip, calibration
+        self.x_bounds, self.outcome_bounds = x_bounds, outcome_bounds
+        self.propensity_clip, self.calibration = propensity_clip, calibration
         self.out_of_bounds, self.y_bounds = out_of_bounds, y_bounds
         self.lam, self.feature_map, self.bandwidth = lam, feature_map, bandwidth
         self.propensity_model, self.outcome_model, self.accountant = propensity_model, outcome_model, accountant
@@ -566,7 +621,8 @@ class DPCATE(_ReleaseReport, BaseEstimator):
 def _attach(cls, fn, name:str, wrap=None):
     "Attach `fn` to `cls` as `name` (optionally wrapped in property/staticmethod): the class is written in small cells."
     fn.__name__, fn.__qualname__ = name, f"{cls.__name__}.{name}"
-    setattr(cls, name, fn if wrap is None else wrap(fn)); return fn
+    setattr(cls, name, fn if wrap is None else wrap(fn))
+    return fn
 
 # %% ../nbs/08_dp_cate.ipynb #39b49c8a
 def _dpcate__check_params(self, q, x_bounds="declared"):
@@ -579,7 +635,8 @@ def _dpcate__check_params(self, q, x_bounds="declared"):
     cal = fin.default_calibration if self.calibration == "auto" else self.calibration
     fin.check_calibration(cal)
     self.calibration_ = cal
-    if self.ges_sup not in ("search", "bound"): raise ValueError(f"ges_sup must be 'search' or 'bound', got {self.ges_sup!r}")
+    if self.ges_sup not in ("search", "bound"):
+        raise ValueError(f"ges_sup must be 'search' or 'bound', got {self.ges_sup!r}")
     eps, dlt = check_epsilon_delta(self.epsilon, self.delta)
     if is_private(eps) and dlt == 0:
         raise ValueError("delta must lie in (0, 1) for DPCATE (Gaussian noise); got 0")
@@ -601,7 +658,8 @@ def _dpcate__check_params(self, q, x_bounds="declared"):
     if self.split is not None: check_scalar(self.split, "split", low=0, high=1)
     self.theta_radius_ = None
     if isinstance(self.theta_radius, str):
-        if self.theta_radius != "auto": raise ValueError(f"theta_radius must be 'auto', None or a positive number, got {self.theta_radius!r}")
+        if self.theta_radius != "auto":
+            raise ValueError(f"theta_radius must be 'auto', None or a positive number, got {self.theta_radius!r}")
     elif self.theta_radius is not None:
         self.theta_radius_ = check_scalar(self.theta_radius, "theta_radius", low=0)
         if cal == "ges" or not fin.constrainable:
@@ -649,13 +707,16 @@ _attach(DPCATE, _dpcate__outcome_bounds_param, '_outcome_bounds_param')
 # %% ../nbs/08_dp_cate.ipynb #af05a6e0
 def _dpcate_propensity(self, X):
     "π̂(x) clipped to [κ, 1-κ]; NaN or a failing model give ½ (public). Evaluating it is post-processing."
-    X = np.atleast_2d(X); m = self.propensity_model_
+    X = np.atleast_2d(X)
+    m = self.propensity_model_
     return bounded_predictions(lambda: m.predict_proba(X)[:, list(m.classes_).index(1)], len(X),
                                self.kappa_, 1 - self.kappa_, 0.5)
 
 def _dpcate_outcome(self, X):
     "(μ̂(x, 0), μ̂(x, 1)) clipped to `y_bounds`; NaN or a failing model give the bounds' centre (public)."
-    X = np.atleast_2d(X); lo, hi = self.y_bounds_; m = self.outcome_model_
+    X = np.atleast_2d(X)
+    lo, hi = self.y_bounds_
+    m = self.outcome_model_
     return tuple(bounded_predictions(lambda a=a: m.predict(np.c_[X, np.full(len(X), a, dtype=float)]), len(X),
                                      lo, hi, (lo + hi) / 2) for a in (0, 1))
 
@@ -709,12 +770,15 @@ _attach(DPCATE, _dpcate___setstate__, '__setstate__')
 
 # %% ../nbs/08_dp_cate.ipynb #f24f5c33
 def _dpcate__fit_inputs(self, Y, T, X):
-    "Validated (X, A, Y) and the fit's public parameters p = (ε, δ, x_bounds, y_bounds, λ, accountant); the split is in `_resolved`."
+    """Validated (X, A, Y) and the fit's public parameters p = (ε, δ, x_bounds, y_bounds, λ, accountant); the split is
+    in `_resolved`."""
     self.params_at_fit_ = self.get_params(deep=False)   # a release uses exactly these (see _check_unchanged)
     cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
     if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPCATE "
                                             "release with it would not be DP; declare the schema from public facts")
-    X = cov.X; Y = check_array(Y, "Y", ndim=1, finite=False); A = check_binary_treatment(T, "T")   # cells: read below
+    X = cov.X
+    Y = check_array(Y, "Y", ndim=1, finite=False)
+    A = check_binary_treatment(T, "T")   # cells: read below
     n_total = check_consistent_length(Y=Y, T=A, X=X)
     eps, dlt, xb, yb, k, lam = self._check_params(X.shape[1], cov.x_bounds)
     if n_total < 8: raise ValueError(f"need at least 8 records, got {n_total}")
@@ -737,7 +801,8 @@ def _dpcate__fit_inputs(self, Y, T, X):
     self._row_hashes_ = None
     if self.warn_training_queries:                                  # opt-in: salted hashes, never the rows
         import os
-        self._salt = os.urandom(16); self._row_hashes_ = self._row_hashes(X, self._salt)
+        self._salt = os.urandom(16)
+        self._row_hashes_ = self._row_hashes(X, self._salt)
     return X, A, Y, dict(eps=eps, dlt=dlt, xb=xb, yb=yb, lam=lam, acc=acc)
 
 _attach(DPCATE, _dpcate__fit_inputs, '_fit_inputs')
@@ -750,7 +815,8 @@ def _dpcate__fit_split(self, n_total:int):
     for k in ("propensity", "outcome"):   # the nuisance models get a SeedSequence (their public random_state)
         rs[k] = rs[k].bit_generator.seed_seq
     perm = rs["split"].permutation(n_total)                          # depends only on n and the seed
-    n1 = int(n_total * (1 - self._resolved["split"])); i1, i2 = perm[:n1], perm[n1:]   # split = 1/2: the halves n // 2
+    n1 = int(n_total * (1 - self._resolved["split"]))
+    i1, i2 = perm[:n1], perm[n1:]   # split = 1/2: the halves n // 2
     self.split_ = (i1, i2)                                             # indices only (nuisance half, second-stage half)
     return rs, (i1, i2)
 
@@ -768,7 +834,8 @@ def _dpcate__fit_nuisances(self, X, A, Y, i1, p, rs):
     n_ledger = len(acc.ledger) if hasattr(acc, "ledger") else None
     with acc.parallel(name) as block:
         nuis = block.part("nuisance")
-        nuis.check(eps, dlt); block.part("second_stage").check(e2, d2)          # fail early, before any noise
+        nuis.check(eps, dlt)
+        block.part("second_stage").check(e2, d2)          # fail early, before any noise
         self.propensity_model_, self.outcome_model_ = _NUISANCE.fit(self, pm, om, nuis, X[i1], A[i1], Y[i1])
         block.spend(e2, d2, part="second_stage",
                     label=("DPCATE second stage (ges: data-dependent noise scale, NOT DP; charged as ε = ∞)"
@@ -785,7 +852,8 @@ def _dpcate__fit_stage(self, X, A, Y, i2, p, rs):
     pi2, (m0, m1) = self.propensity(X2), self.outcome(X2)
     phi, rho = orthogonal_targets(Y2, A2, pi=pi2, mu0=m0, mu1=m1, learner=self.learner)
     self.n_stage2_ = n2 = len(i2)
-    fin = _final_strategy(self.final_); self.target_clip_ = None   # set by a final that clips its targets
+    fin = _final_strategy(self.final_)
+    self.target_clip_ = None   # set by a final that clips its targets
     self._release, self._released, self._release_id = None, None, uuid.uuid4().hex   # claimed in accountant_
     self._search_rng = rs["search"]
     self.stage_ = fin.fit(self, X2, phi, rho, lam=p["lam"], xb=p["xb"], yb=p["yb"], rff_seed=rs["rff_stage2"],
@@ -816,7 +884,8 @@ def _dpcate_query_sensitivity(self, X_query) -> float:
 
 def _dpcate__release_parameter(self):
     self._claim_release("parameter")
-    fin = _final_strategy(self.final_); sens, sigma = fin.parameter_noise(self)
+    fin = _final_strategy(self.final_)
+    sens, sigma = fin.parameter_noise(self)
     th = np.array(self.stage_.theta_, dtype=float)
     rng = noise_rng(self.random_state, "parameter")
     if np.ndim(sigma) == 0: noisy = grid_release(th, plan_gaussian(sigma, sens, len(th)), rng)
@@ -837,7 +906,8 @@ def _dpcate_gross_error_sensitivity(self, X_query, **kw):
     env = score_envelope(self.learner, self.propensity, self.outcome, self.stage_.predict, self.y_bounds_, self.kappa_)
     kw.setdefault("random_state", self._search_rng)      # its own stream (spawned in fit), not the noise's
     small = self.n_features_in_ <= 5     # L-BFGS-B with numerical gradients costs q+1 evaluations per step
-    kw.setdefault("n_random", 2000 if small else 500); kw.setdefault("n_local", 8 if small else 3)
+    kw.setdefault("n_random", 2000 if small else 500)
+    kw.setdefault("n_local", 8 if small else 3)
     kw.setdefault("maxiter", 60 if small else 20)
     return gross_error_sensitivity(self.stage_, Xq, env, self.x_bounds_, learner=self.learner,
                                    y_bounds=self.y_bounds_, propensity_clip=self.kappa_,
@@ -863,7 +933,8 @@ def _dpcate_effect(self, X=None):
     -------
     (d,) array in ``[lo - hi, hi - lo]`` for ``outcome_bounds = (lo, hi)``.
     """
-    raw = self._effect_raw(X); self.effect_raw_ = raw.copy()        # the noised values before clamping
+    raw = self._effect_raw(X)
+    self.effect_raw_ = raw.copy()        # the noised values before clamping
     return self._clamp(raw)
 
 def _dpcate__effect_raw(self, X):
@@ -929,7 +1000,8 @@ def _dpcate___repr__(self, N_CHAR_MAX=700):
     s = super(DPCATE, self).__repr__(N_CHAR_MAX)
     return s + (" [fitted, curator-side: holds non-private fitted quantities" +
                 (" and the second-stage records (stage2_)" if hasattr(self, "stage2_") else "") +
-                (" and the non-private γ in release_info_ (calibration='ges': NOT DP)" if getattr(self, "calibration_", None) == "ges" else "") +
+                (" and the non-private γ in release_info_ (calibration='ges': NOT DP)"
+                 if getattr(self, "calibration_", None) == "ges" else "") +
                 (" and salted hashes of the training rows" if getattr(self, "_row_hashes_", None) else "") +
                 "; publish only effect() outputs]" if hasattr(self, "stage_") else "")
 

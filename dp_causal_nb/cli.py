@@ -22,7 +22,9 @@ _NOT_SHOWN = " (which rows, how many and their values are not shown: they are pr
 
 def _looks_like_data(cell:str) -> bool:
     "A header cell that is empty or parses as a number is probably a data value (a file without a header row)."
-    try: float(cell); return True
+    try:
+        float(cell)
+        return True
     except ValueError: return cell == ""
 
 def read_csv_columns(path:str, columns:list, text=()) -> dict:
@@ -43,7 +45,8 @@ def _parse_line(line:str) -> list:
     if not line: return []
     old = csv.field_size_limit(sys.maxsize)      # a huge cell is one cell of one record, not a file-level failure
     try: return next(csv.reader([line], strict=False), [])
-    except csv.Error: return [line]              # e.g. a NUL byte: the record's cells are then missing, not an error here
+    # e.g. a NUL byte: the record's cells are then missing, not an error here
+    except csv.Error: return [line]
     finally: csv.field_size_limit(old)
 
 def _read_columns(rows, path, columns, text=frozenset()):
@@ -61,12 +64,16 @@ def _read_columns(rows, path, columns, text=frozenset()):
     out = {c: [] for c in columns}
     blank = False
     for row in rows:
-        if not row: blank = True; continue         # an empty line: fine only at the end (a line of commas is a record)
+        if not row:
+            blank = True
+            continue         # an empty line: fine only at the end (a line of commas is a record)
         if blank: raise CLIError(f"{path}: an empty row lies between data rows; drop it or fill its values (every "
                                  "record counts: silently skipping one would change n)")
         for c, j in pos.items():
             cell = row[j].strip() if j < len(row) else ""
-            if c in text: out[c].append(cell); continue      # encoded by the public schema; never an error here
+            if c in text:
+                out[c].append(cell)
+                continue      # encoded by the public schema; never an error here
             if cell.lower() in _MISSING:
                 raise CLIError(f"column {c!r} has missing values; drop or impute them with a public rule before a "
                                f"private analysis{_NOT_SHOWN}")
@@ -93,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="dp-causal", description="Differentially private causal inference (dp_causal_nb).")
     sub = p.add_subparsers(dest="command", metavar="{ate,cate,cate-eval,demo}")
     a = sub.add_parser("ate", help="private average treatment effect from a CSV file (Lebeda et al. fold ensemble)",
-                       epilog="Covariate bounds are not needed: the ATE sensitivity depends only on the declared outcome "
-                              "bounds, the propensity clip, n and K.")
+                       epilog="Covariate bounds are not needed: the ATE sensitivity depends only "
+                              "on the declared outcome bounds, the propensity clip, n and K.")
     a.add_argument("data", help="CSV file with a header row")
     a.add_argument("--outcome", required=True, help="outcome column")
     a.add_argument("--treatment", required=True, help="binary (0/1) treatment column")
@@ -105,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--mu", type=float, help="total μ-GDP budget (instead of --epsilon/--delta; the split design is "
                    "(ε, δ)-DP only and is charged the (ε, δ) it implies)")
     a.add_argument("--estimator", default="aipw", choices=ESTIMATORS, help="score (default aipw)")
-    a.add_argument("--folds", type=int, default=None, help="number of folds K (default: min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋))")
+    a.add_argument("--folds", type=int, default=None,
+                   help="number of folds K (default: min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋))")
     a.add_argument("--propensity-clip", type=float, default=0.1, help="clip each fold model's propensity to [c, 1-c]")
     a.add_argument("--clip-outcomes", action="store_true", help="clip outcomes to the bounds instead of failing")
     a.add_argument("--x-bounds", default=None, help="public covariate bounds LO,HI for every covariate (enables the "
@@ -133,7 +141,8 @@ def _add_cate_parsers(sub):
     c.add_argument("--schema", default=None, help="public covariate schema (JSON: bounds or categories per column); "
                    "replaces --covariates and --x-bounds")
     c.add_argument("--outcome-bounds", required=True, help="public outcome bounds LO,HI (domain knowledge, not data)")
-    c.add_argument("--x-bounds", default=None, help="public covariate bounds: LO,HI for all, or LO,HI;LO,HI;... per covariate")
+    c.add_argument("--x-bounds", default=None,
+                   help="public covariate bounds: LO,HI for all, or LO,HI;LO,HI;... per covariate")
     c.add_argument("--epsilon", type=float, required=True, help="total ε of the release (inf: non-private)")
     c.add_argument("--delta", type=float, required=True, help="total δ of the release")
     c.add_argument("--query", default=None, help="CSV of PUBLIC query points (the covariate columns by name)")
@@ -162,7 +171,8 @@ def _x_bounds(text:str, d:int):
     parts = [t for t in text.split(";") if t.strip()]
     pairs = [_pair(t, "--x-bounds") for t in parts]
     if len(pairs) == 1: pairs = pairs * d
-    if len(pairs) != d: raise CLIError(f"--x-bounds gives {len(pairs)} pairs for {d} covariates (give one pair, or one per covariate)")
+    if len(pairs) != d:
+        raise CLIError(f"--x-bounds gives {len(pairs)} pairs for {d} covariates (give one pair, or one per covariate)")
     lo, hi = np.array(pairs, float).T
     return lo, hi
 
@@ -173,10 +183,12 @@ def _load_schema(args):
     from dp_causal_nb.schema import Schema
     try: sch = Schema.from_json(args.schema)
     except OSError as e: raise CLIError(f"cannot open schema file {args.schema!r}: {e.strerror or e}") from None
-    except (ValueError, TypeError, KeyError) as e: raise CLIError(f"--schema {args.schema}: {str(e).splitlines()[0]}") from None
+    except (ValueError, TypeError, KeyError) as e:
+        raise CLIError(f"--schema {args.schema}: {str(e).splitlines()[0]}") from None
     if sch.inferred: raise CLIError("--schema: this schema was inferred from data (inferred: true); a release with it "
                                     "would not be DP: declare the columns from public facts (codebook, design)")
-    if args.x_bounds is not None: raise CLIError("give either --schema or --x-bounds (both declare the covariate bounds)")
+    if args.x_bounds is not None:
+        raise CLIError("give either --schema or --x-bounds (both declare the covariate bounds)")
     return sch
 
 def _covariate_names(args, schema) -> list:
@@ -205,14 +217,17 @@ def _query_points(path, covs, schema):
 # %% ../nbs/13_cli.ipynb #d6eb4d8d
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
-    schema = _load_schema(args); covs = _covariate_names(args, schema)
+    schema = _load_schema(args)
+    covs = _covariate_names(args, schema)
     cols = [args.outcome, args.treatment] + covs
     if len(set(cols)) != len(cols): raise CLIError("--outcome, --treatment and --covariates must name distinct columns")
     data = read_csv_columns(args.data, cols, text=covs if schema else ())
     bounds = _pair(args.outcome_bounds, "--outcome-bounds")
     if args.mu is None and args.epsilon is None: raise CLIError("give a privacy budget: --epsilon and --delta, or --mu")
-    if args.mu is not None and args.epsilon is not None: raise CLIError("give either --mu or --epsilon/--delta, not both")
-    if args.epsilon is not None and args.delta is None: raise CLIError("--delta is required with --epsilon (e.g. --delta 1e-6)")
+    if args.mu is not None and args.epsilon is not None:
+        raise CLIError("give either --mu or --epsilon/--delta, not both")
+    if args.epsilon is not None and args.delta is None:
+        raise CLIError("--delta is required with --epsilon (e.g. --delta 1e-6)")
     # validated here as well as in the library, with messages that name the column and the flag to use
     if not np.isin(data[args.treatment], (0.0, 1.0)).all():
         raise CLIError(f"treatment column {args.treatment!r}: T must be binary with values in {{0, 1}}{_NOT_SHOWN}")
@@ -220,19 +235,24 @@ def run_ate(args) -> dict:
         y = data[args.outcome]
         if np.any((y < bounds[0]) | (y > bounds[1])):
             raise CLIError(f"outcome column {args.outcome!r} has values outside the declared public bounds "
-                           f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip-outcomes{_NOT_SHOWN}")
+                           f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass "
+                           f"--clip-outcomes{_NOT_SHOWN}")
     X, xb, feats = _encode(data, covs, schema)
     if schema is None: xb = None if args.x_bounds is None else _pair(args.x_bounds, "--x-bounds")
     y = np.clip(data[args.outcome], *bounds) if args.clip_outcomes else data[args.outcome]   # what DPATE's "clip" does
-    if X is not None and xb is not None: X = np.clip(X, *xb)   # the split design clips covariates to x_bounds (silently)
+    # the split design clips covariates to x_bounds (silently)
+    if X is not None and xb is not None: X = np.clip(X, *xb)
     elif X is not None and not np.all(np.isfinite(X)):          # no declared bounds: the domain is the finite reals
-        raise CLIError(f"covariates have infinite values; declare --x-bounds or --schema to have them clipped{_NOT_SHOWN}")
+        raise CLIError("covariates have infinite values; declare --x-bounds or --schema to have "
+                       f"them clipped{_NOT_SHOWN}")
     m = DPATE(estimator=args.estimator, design=args.design, n_folds=args.folds, epsilon=args.epsilon, delta=args.delta,
               mu=args.mu, outcome_bounds=bounds, x_bounds=xb, propensity_clip=args.propensity_clip,
               out_of_bounds="clip" if args.clip_outcomes else "raise", random_state=args.seed)
     m.fit(y, data[args.treatment], X=X)
-    return {"estimator": m.estimator, "outcome": args.outcome, "treatment": args.treatment, "covariates": covs, "features": feats,
-            "n": m.n_, "design": m.design_, "n_folds": m.n_folds_, "split_sizes": m.split_sizes_, "ate": m.ate_, "conf_int_95": list(m.conf_int_), "stderr": m.stderr_,
+    return {"estimator": m.estimator, "outcome": args.outcome, "treatment": args.treatment, "covariates": covs,
+            "features": feats,
+            "n": m.n_, "design": m.design_, "n_folds": m.n_folds_, "split_sizes": m.split_sizes_, "ate": m.ate_,
+            "conf_int_95": list(m.conf_int_), "stderr": m.stderr_,
             "epsilon": m.epsilon_spent_, "delta": m.delta_spent_, "mu": m.mu_spent_,
             "outcome_bounds": list(bounds), "propensity_clip": args.propensity_clip,
             "clamped": m.clamped_, "feasible_range": list(m.feasible_range_), "sigma1": m.sigma1_,
@@ -243,12 +263,13 @@ def format_release(r:dict) -> str:
     private = not np.isinf(r["epsilon"])
     gdp = "" if r["mu"] is None else f" = {r['mu']:.4g}-GDP"      # None: the split design, (ε, δ)-DP only
     priv = f"(epsilon={r['epsilon']:.4g}, delta={r['delta']:.3g})-DP{gdp}" if private else "NON-PRIVATE (epsilon = inf)"
-    lo, hi = r["conf_int_95"]; kind = "private" if private else "non-private"
+    lo, hi = r["conf_int_95"]
+    kind = "private" if private else "non-private"
     how = (f"K={r['n_folds']} folds" if r.get("design", "fold") == "fold" else
            "split " + "/".join(map(str, r["split_sizes"])) + " (propensity/outcome0/outcome1/final)")
     notes = "".join(f"\n  note: {t}" for t in r.get("notes", []))
-    return (f"DP-ATE ({r['estimator']}, {r.get('design', 'fold')} design) of {r['outcome']} on {r['treatment']}: n={r['n']}, {how}\n"
-            f"  {kind + ' ATE':<21} {r['ate']:.6g}\n"
+    return (f"DP-ATE ({r['estimator']}, {r.get('design', 'fold')} design) of {r['outcome']} on "
+            f"{r['treatment']}: n={r['n']}, {how}\n  {kind + ' ATE':<21} {r['ate']:.6g}\n"
             f"  {'95% CI (' + kind + ')':<21} [{lo:.6g}, {hi:.6g}]\n"
             f"  {'noise SD':<21} {r.get('sigma1', 0.0):.4g}\n"
             f"  {'privacy spent':<21} {priv}{notes}")
@@ -265,8 +286,9 @@ def _demo_data(synthetic:bool, seed:int):
         except ImportError: pass
     from dp_causal_nb.datasets import ate_k_study
     ds = ate_k_study(20_000, random_state=seed)
-    return (f"synthetic linear setting (Lebeda et al. effect-of-K; causaldata not installed or --synthetic): n={len(ds)}, "
-            f"20 covariates, true ATE {ds.ate:.4f}", ds.X, ds.T, ds.Y, ds.outcome_bounds, (-5.0, 5.0), ds.propensity_clip, ds.ate)
+    return ("synthetic linear setting (Lebeda et al. effect-of-K; causaldata not installed or "
+            f"--synthetic): n={len(ds)}, 20 covariates, true ATE {ds.ate:.4f}", ds.X, ds.T, ds.Y, ds.outcome_bounds,
+            (-5.0, 5.0), ds.propensity_clip, ds.ate)
 
 def _needed_n(bound_half, clip, epsilon, delta, target_sd):
     "Public arithmetic: the n at which the split-design AIPW noise SD σ₁ = √C/(m μ₁) (m = 0.4 n) reaches target_sd."
@@ -285,23 +307,25 @@ def run_demo(args, out=None):
     B = (bounds[1] - bounds[0]) / 2
     print(title, file=out)
     print(f"declared public inputs: outcome bounds {bounds}, covariate bounds (for the split design), propensity clip "
-          f"{clip}, delta=1e-6. AIPW estimates with 95% intervals; estimates and intervals are clamped to the range the "
-          f"outcome bounds allow [{-2 * B:g}, {2 * B:g}] (marked *). epsilon=inf rows are NOT private. The noise is seeded "
-          f"(--seed {args.seed}) so that the demo is reproducible: with a known seed the noise can be removed, so a real "
-          "release (dp-causal ate without --seed) draws fresh OS entropy.", file=out)
-    print(f"{'epsilon':>17} | {'split design: DP nuisances, noise ~1/n':>39} | {'fold design: any models, noise ~1/sqrt(n)':>41}", file=out)
+          f"{clip}, delta=1e-6. AIPW estimates with 95% intervals; estimates and intervals are "
+          f"clamped to the range the outcome bounds allow [{-2 * B:g}, {2 * B:g}] (marked *). epsilon=inf rows are NOT "
+          f"private. The noise is seeded (--seed {args.seed}) so that the demo is reproducible: with a known seed the "
+          "noise can be removed, so a real release (dp-causal ate without --seed) draws fresh OS entropy.", file=out)
+    print(f"{'epsilon':>17} | {'split design: DP nuisances, noise ~1/n':>39} | "
+          f"{'fold design: any models, noise ~1/sqrt(n)':>41}", file=out)
     for i, eps in enumerate((np.inf, 16.0, 4.0, 1.0)):
         kw = dict(epsilon=eps, delta=1e-6, outcome_bounds=bounds, propensity_clip=clip, random_state=args.seed + i)
         ms = DPATE("aipw", design="split", x_bounds=xb, **kw).fit(Y, T, X=X)
-        mf = DPATE("aipw", design="fold", **{**kw, "random_state": args.seed + 100 + i}).fit(Y, T, X=X)   # independent noise
+        # independent noise
+        mf = DPATE("aipw", design="fold", **{**kw, "random_state": args.seed + 100 + i}).fit(Y, T, X=X)
         label = "inf (NON-private)" if np.isinf(eps) else f"{eps:g}"
         print(f"{label:>17} | {_cell(ms):>39} | {_cell(mf):>41}", file=out)
     if truth is not None: print(f"true ATE: {truth:.4f}", file=out)
     need = {e: _needed_n(B, clip, e, 1e-6, B / 50) for e in (1.0, 4.0, 16.0)}
     print(f"What n buys (public arithmetic, split design, AIPW): a privacy-noise SD of {B / 50:g} (1/50 of the outcome "
           f"half-range) needs n >= " + ", ".join(f"{v:,} at epsilon={e:g}" for e, v in need.items()) +
-          f"; this data set has n={len(Y):,}. The interval is wider than the noise SD: it also covers the sampling error "
-          "and the noise of the privately released standard error.", file=out)
+          f"; this data set has n={len(Y):,}. The interval is wider than the noise SD: it also "
+          "covers the sampling error and the noise of the privately released standard error.", file=out)
 
 # %% ../nbs/13_cli.ipynb #ef853355
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
@@ -322,7 +346,8 @@ def _join_negative_values(argv):
     return out
 
 def _json_safe(r:dict) -> dict:
-    "Strict JSON: a non-private run has epsilon = mu = inf, written as the string 'inf' (json.dumps would write Infinity)."
+    """Strict JSON: a non-private run has epsilon = mu = inf, written as the string 'inf' (json.dumps would write
+    Infinity)."""
     if isinstance(r, dict): return {k: _json_safe(v) for k, v in r.items()}
     if isinstance(r, (list, tuple)): return [_json_safe(v) for v in r]
     return ("inf" if r > 0 else "-inf") if isinstance(r, float) and np.isinf(r) else r
@@ -350,7 +375,8 @@ def _run_command(args):
 def _main(parser, argv) -> int:
     try:
         args = parser.parse_args(argv)
-        if args.command is None: raise CLIError("choose a command: 'ate', 'cate', 'cate-eval' or 'demo' (see dp-causal --help)")
+        if args.command is None:
+            raise CLIError("choose a command: 'ate', 'cate', 'cate-eval' or 'demo' (see dp-causal --help)")
         seeded = getattr(args, "seed", None) is not None     # --seed (teaching): the noise repeats too (notebook 01a)
         with reproducible_noise() if seeded else contextlib.nullcontext():
             _run_command(args)
@@ -367,13 +393,18 @@ def _main(parser, argv) -> int:
 # %% ../nbs/13_cli.ipynb #3a30e39b
 def _cate_data(args):
     "Read and check the training columns; returns (Y, T, X, covariate names, outcome bounds, x bounds)."
-    schema = _load_schema(args); covs = _covariate_names(args, schema)
+    schema = _load_schema(args)
+    covs = _covariate_names(args, schema)
     cols = [args.outcome, args.treatment] + covs
-    if not covs: raise CLIError("--covariates (or --schema) must name at least one column (the CATE is a function of them)")
+    if not covs:
+        raise CLIError("--covariates (or --schema) must name at least one column (the CATE is a function of them)")
     if len(set(cols)) != len(cols): raise CLIError("--outcome, --treatment and --covariates must name distinct columns")
-    if (args.query is None) == (args.save is None): raise CLIError("give exactly one of --query POINTS.csv or --save FILE.npz")
-    if args.out is not None and args.query is None: raise CLIError("--out goes with --query (cate-eval writes files for --save)")
-    if schema is None and args.x_bounds is None: raise CLIError("give the public covariate bounds: --x-bounds or --schema")
+    if (args.query is None) == (args.save is None):
+        raise CLIError("give exactly one of --query POINTS.csv or --save FILE.npz")
+    if args.out is not None and args.query is None:
+        raise CLIError("--out goes with --query (cate-eval writes files for --save)")
+    if schema is None and args.x_bounds is None:
+        raise CLIError("give the public covariate bounds: --x-bounds or --schema")
     data = read_csv_columns(args.data, cols, text=covs if schema else ())
     if not np.isin(data[args.treatment], (0.0, 1.0)).all():
         raise CLIError(f"treatment column {args.treatment!r}: T must be binary with values in {{0, 1}}{_NOT_SHOWN}")
@@ -386,7 +417,8 @@ def _cate_data(args):
             raise CLIError(f"outcome column {args.outcome!r} has values outside the declared public bounds "
                            f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip{_NOT_SHOWN}")
         if np.all(xb[0] < xb[1]) and np.any((X < xb[0]) | (X > xb[1])):
-            raise CLIError(f"covariates have values outside the declared --x-bounds; widen them or pass --clip{_NOT_SHOWN}")
+            raise CLIError("covariates have values outside the declared --x-bounds; widen them "
+                           f"or pass --clip{_NOT_SHOWN}")
     Y = data[args.outcome]
     if args.clip: Y, X = np.clip(Y, *bounds), np.clip(X, *xb)     # what DPCATE's out_of_bounds="clip" does (silently)
     return Y, data[args.treatment], X, covs, bounds, xb, schema
@@ -402,19 +434,23 @@ def run_cate(args) -> dict:
     Y, T, X, covs, bounds, xb, schema = _cate_data(args)
     Q, shown = (None, None) if args.query is None else _query_points(args.query, covs, schema)
     kw = dict(learner=args.learner, epsilon=args.epsilon, delta=args.delta, x_bounds=xb, outcome_bounds=bounds,
-              propensity_clip=args.propensity_clip, out_of_bounds="clip" if args.clip else "raise", random_state=args.seed)
+              propensity_clip=args.propensity_clip, out_of_bounds="clip" if args.clip else "raise",
+              random_state=args.seed)
     head = dict(job="cate", outcome=args.outcome, treatment=args.treatment, covariates=covs, n=len(Y),
                 learner=args.learner, epsilon=args.epsilon, delta=args.delta, privacy=_label(args.epsilon, args.delta),
                 outcome_bounds=list(bounds), propensity_clip=args.propensity_clip)
     if Q is None: return head | _save_function(DPCATE(final="kernel", **kw).fit(Y, T, X=X), args, covs, bounds, schema)
     est = DPCATE(**kw).fit(Y, T, X=X)
-    vals = est.effect(Q); clamped = est.clamped_
-    lo, hi = est.effect_interval(Q, alpha=args.alpha); s = est.summary(Q, alpha=args.alpha)
+    vals = est.effect(Q)
+    clamped = est.clamped_
+    lo, hi = est.effect_interval(Q, alpha=args.alpha)
+    s = est.summary(Q, alpha=args.alpha)
     return head | dict(points=shown, cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=args.alpha,
                        clamped=bool(clamped or s.clamped), feasible_range=list(s.feasible), ate=s.ate,
                        ate_interval=list(s.interval), noise_sd_point=s.noise_sd_point, final=est.final,
                        propensity_clip=float(est.kappa_),
-                       notes=[s.note[len("note: "):]] if s.note else [], out=_write_points(args.out, covs, shown, vals, lo, hi))
+                       notes=[s.note[len("note: "):]] if s.note else [],
+                       out=_write_points(args.out, covs, shown, vals, lo, hi))
 
 # %% ../nbs/13_cli.ipynb #a2626071
 def _save_function(est, args, covs, bounds, schema=None) -> dict:
@@ -436,7 +472,8 @@ def _write_points(path, covs, Q, vals, lo, hi):
     if path is None: return None
     try:
         with open(path, "w", newline="") as f:
-            w = csv.writer(f); w.writerow(covs + ["cate", "lower", "upper"])
+            w = csv.writer(f)
+            w.writerow(covs + ["cate", "lower", "upper"])
             w.writerows([*q, float(v), float(a), float(b)] for q, v, a, b in zip(Q, vals, lo, hi))
     except OSError as e: raise CLIError(f"cannot write {path!r}: {e.strerror or e}") from None
     return path
@@ -479,7 +516,9 @@ def run_cate_eval(args) -> dict:
         from dp_causal_nb.schema import Schema
         schema = Schema.from_dict(info["schema"])
     Q, shown = _query_points(args.points, covs, schema)
-    raw = g(Q); hw = stats.norm.ppf(1 - a / 2) * sd; R = bounds[1] - bounds[0]
+    raw = g(Q)
+    hw = stats.norm.ppf(1 - a / 2) * sd
+    R = bounds[1] - bounds[0]
     vals, lo, hi = (np.clip(v, -R, R) for v in (raw, raw - hw, raw + hw))
     return dict(job="cate-eval", release=args.release, sha256=digest, sha256_checked=args.expect_sha256 is not None,
                 covariates=covs, privacy=info.get("privacy", "unknown"),

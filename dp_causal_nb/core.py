@@ -31,7 +31,8 @@ def in_test() -> bool:
 
 # %% ../nbs/00_core.ipynb #be69ac41
 def _is_real(x) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) or (isinstance(x, np.ndarray) and x.ndim == 0 and np.issubdtype(x.dtype, np.number))
+    return (isinstance(x, numbers.Real) and not isinstance(x, bool)
+            or (isinstance(x, np.ndarray) and x.ndim == 0 and np.issubdtype(x.dtype, np.number)))
 
 def check_scalar(value, name:str, *, low=None, high=None, low_inclusive=False, high_inclusive=False,
                  allow_inf=False) -> float:
@@ -86,7 +87,8 @@ _REPRODUCIBLE = contextvars.ContextVar("dp_causal_nb_reproducible_noise", defaul
 
 @contextlib.contextmanager
 def reproducible_noise(enabled:bool=True):
-    "Inside this block noise is a function of `random_state` (tests, teaching, stored docs): not private against the seed's holder."
+    """Inside this block noise is a function of `random_state` (tests, teaching, stored docs): not private against the
+    seed's holder."""
     token = _REPRODUCIBLE.set(bool(enabled))
     try: yield
     finally: _REPRODUCIBLE.reset(token)
@@ -107,7 +109,8 @@ def _root_seed_sequence(random_state) -> np.random.SeedSequence:
         return np.random.SeedSequence(random_state.integers(0, 2**63, size=4).tolist())   # advances the generator
     if random_state is None: return np.random.SeedSequence()
     check_random_state(random_state)                     # same validation and errors
-    return random_state if isinstance(random_state, np.random.SeedSequence) else np.random.SeedSequence(int(random_state))
+    return (random_state if isinstance(random_state, np.random.SeedSequence)
+            else np.random.SeedSequence(int(random_state)))
 
 def spawn_generators(random_state, n:int) -> list:
     "`n` independent public streams from `random_state` (None: 128 bits of OS entropy). Never use them for noise."
@@ -124,7 +127,8 @@ def _float_or_inf(v) -> float:
 def check_array(a, name:str, *, ndim:int|None=None, finite:bool|str=True, dtype=float) -> np.ndarray:
     """Convert `a` to a numpy array of `dtype`; check its dimension and that every entry is finite (`finite=True`), or
     only that none is NaN (`finite="no_nan"`: ±inf is then an out-of-bounds value for a bounds check to refuse or clip,
-    exactly like 1e300). Errors name no value; the cast raises no floating-point event (e.g. a long double overflowing)."""
+    exactly like 1e300). Errors name no value; the cast raises no floating-point event (e.g. a long double
+    overflowing)."""
     try:
         with np.errstate(all="ignore"):
             try: arr = np.asarray(a, dtype=dtype)
@@ -184,13 +188,16 @@ def check_bounds(bounds, name:str, n_features:int|None=None):
     return lo, hi
 
 def check_in_bounds(a, bounds, name:str, *, action:str="raise", warn:bool=False):
-    "Enforce public `bounds` on `a`: `action='raise'` refuses values outside, `'clip'` clips (no data-dependent warning)."
+    """Enforce public `bounds` on `a`: `action='raise'` refuses values outside, `'clip'` clips (no data-dependent
+    warning)."""
     if action not in ("raise", "clip"): raise ValueError(f"action must be 'raise' or 'clip', got {action!r}")
-    a = np.asarray(a, dtype=float); lo, hi = bounds
+    a = np.asarray(a, dtype=float)
+    lo, hi = bounds
     out = (a < lo) | (a > hi)
     if action == "raise":
         if out.any():   # neither a count nor a value: both are private
-            raise ValueError(f"{name}: some value lies outside the declared public bounds [{np.min(lo):g}, {np.max(hi):g}]; "
+            raise ValueError(f"{name}: some value lies outside the declared public bounds "
+                             f"[{np.min(lo):g}, {np.max(hi):g}]; "
                              "widen the declared bounds or clip explicitly")
         return a
     if warn and out.any():   # opt-in curator diagnostic: a data-dependent event, never part of a release
@@ -262,12 +269,14 @@ def _fitted_names(estimator) -> list:
 
 @contextlib.contextmanager
 def atomic_fit(estimator):
-    "Run a fit so that it either completes or leaves `estimator` exactly as before (earlier fitted state cleared on entry)."
+    """Run a fit so that it either completes or leaves `estimator` exactly as before (earlier fitted state cleared on
+    entry)."""
     before = dict(vars(estimator))
     for k in _fitted_names(estimator): delattr(estimator, k)
     try: yield estimator
     except BaseException:
-        vars(estimator).clear(); vars(estimator).update(before)
+        vars(estimator).clear()
+        vars(estimator).update(before)
         raise
 
 # %% ../nbs/00_core.ipynb #3cabb701

@@ -27,7 +27,9 @@ _EFFECTS = {1: _theta1, 2: _theta2}
 
 def _range_1d(f, n_grid:int=20_001):
     "(min, max) of a smooth scalar function on [0, 1]: grid, then bounded Brent refinement of the best cell."
-    t = np.linspace(0, 1, n_grid); v = f(t); h = t[1] - t[0]
+    t = np.linspace(0, 1, n_grid)
+    v = f(t)
+    h = t[1] - t[0]
     out = []
     for sgn, i in ((1, np.argmin(v)), (-1, np.argmax(v))):
         lo, hi = max(0.0, t[i] - h), min(1.0, t[i] + h)
@@ -39,10 +41,12 @@ def _range_1d(f, n_grid:int=20_001):
 def _mu1_range(effect:int, gamma:np.ndarray):
     "Exact range of μ(x, 1) = θ(x) + xᵀγ over [0, 1]^p (separable over coordinates)."
     if effect == 1:
-        parts = [_range_1d(lambda t: np.exp(2 * t) + 3 * np.sin(4 * t) + gamma[0] * t)]; rest = gamma[1:]
+        parts = [_range_1d(lambda t: np.exp(2 * t) + 3 * np.sin(4 * t) + gamma[0] * t)]
+        rest = gamma[1:]
     else:
         parts = [_range_1d(lambda t: np.exp(2 * t) + gamma[0] * t),
-                 _range_1d(lambda t: 3 * np.sin(4 * t) + gamma[1] * t)]; rest = gamma[2:]
+                 _range_1d(lambda t: 3 * np.sin(4 * t) + gamma[1] * t)]
+        rest = gamma[2:]
     return sum(p[0] for p in parts), sum(p[1] for p in parts) + float(rest.sum())
 
 # %% ../nbs/05_datasets.ipynb #27d38f9f
@@ -77,7 +81,8 @@ class OprescuDGP:
         return (np.zeros(self.p), np.ones(self.p))
     @property
     def y_bounds(self):
-        "Tight public outcome bounds [min(0, min μ(·,1)) - 1, max(Σγ, max μ(·,1)) + 1], widened by 1e-9 (derived above)."
+        """Tight public outcome bounds [min(0, min μ(·,1)) - 1, max(Σγ, max μ(·,1)) + 1], widened by 1e-9 (derived
+        above)."""
         lo1, hi1 = _mu1_range(self.effect, self.gamma)
         return (float(min(0.0, lo1) - 1.0 - 1e-9), float(max(float(self.gamma.sum()), hi1) + 1.0 + 1e-9))
 
@@ -94,8 +99,9 @@ class OprescuDGP:
                            mu1=self.mu(X, 1), x_bounds=self.x_bounds, y_bounds=self.y_bounds, dgp=self)
 
     def __repr__(self):
-        return (f"OprescuDGP({self.name or 'custom'}: p={self.p}, support={self.support.tolist()}, Σβ={self.beta.sum():.3f}, "
-                f"Σγ={self.gamma.sum():.3f}, overlap κ₀={self.overlap:.3f}, beta_rescaled={self.beta_rescaled})")
+        return (f"OprescuDGP({self.name or 'custom'}: p={self.p}, support={self.support.tolist()}, "
+                f"Σβ={self.beta.sum():.3f}, Σγ={self.gamma.sum():.3f}, overlap κ₀={self.overlap:.3f}, "
+                f"beta_rescaled={self.beta_rescaled})")
 
 @dataclass(repr=False)
 class CATEDataset:
@@ -112,13 +118,18 @@ class CATEDataset:
     dgp: OprescuDGP         # the generating process (draw query sets with dgp.sample)
 
     @property
-    def T(self): "Alias of `A` (EconML naming)."; return self.A
+    def T(self):
+        "Alias of `A` (EconML naming)."
+        return self.A
     @property
-    def m(self): "True E[Y | X] = π μ₁ + (1-π) μ₀."; return self.propensity * self.mu1 + (1 - self.propensity) * self.mu0
+    def m(self):
+        "True E[Y | X] = π μ₁ + (1-π) μ₀."
+        return self.propensity * self.mu1 + (1 - self.propensity) * self.mu0
     def __len__(self): return len(self.Y)
     def __repr__(self):
         return (f"CATEDataset(n={len(self)}, p={self.X.shape[1]}, treated={self.A.mean():.2f}, "
-                f"y_bounds=({self.y_bounds[0]:.3f}, {self.y_bounds[1]:.3f}); holds synthetic records; dgp={self.dgp!r})")
+                f"y_bounds=({self.y_bounds[0]:.3f}, {self.y_bounds[1]:.3f}); holds synthetic records; "
+                f"dgp={self.dgp!r})")
 
 # %% ../nbs/05_datasets.ipynb #6a89238c
 def make_oprescu_dgp(p:int, effect:int, *, support_size:int, overlap:float|None=0.1, random_state=None,
@@ -137,7 +148,8 @@ def make_oprescu_dgp(p:int, effect:int, *, support_size:int, overlap:float|None=
     beta[support] = rng.uniform(0, 0.3, size=s)
     rescaled = False
     if overlap is not None and beta.sum() > 1 - 2 * overlap:
-        beta *= (1 - 2 * overlap) / beta.sum(); rescaled = True
+        beta *= (1 - 2 * overlap) / beta.sum()
+        rescaled = True
     return OprescuDGP(p=p, effect=effect, support=support, beta=beta, gamma=gamma, beta_rescaled=rescaled, name=name)
 
 def _make(n, p, effect, support_size, overlap, random_state, name):
@@ -177,7 +189,9 @@ class ATEDataset:
     name: str = ""
 
     @property
-    def A(self): "Alias of `T` (the paper's notation)."; return self.T
+    def A(self):
+        "Alias of `T` (the paper's notation)."
+        return self.T
     def __len__(self): return len(self.Y)
     def __iter__(self): return iter((self.X, self.T, self.Y, self.ate))
     def __repr__(self):
@@ -205,7 +219,8 @@ def _check_n(n, minimum=2):
 def _finish(X, pi, y0, y1, rng, ate, clip, K, name):
     T = (rng.uniform(size=len(pi)) < pi).astype(int)
     Y = np.where(T == 1, y1, y0)
-    return ATEDataset(X=X, T=T, Y=Y, ate=float(ate), propensity=pi, outcome_bounds=(-1.0, 1.0) if name != "binary outcome" else (0.0, 1.0),
+    return ATEDataset(X=X, T=T, Y=Y, ate=float(ate), propensity=pi,
+                      outcome_bounds=(-1.0, 1.0) if name != "binary outcome" else (0.0, 1.0),
                       propensity_clip=clip, n_folds=K, name=name)
 
 # %% ../nbs/05_datasets.ipynb #d18df3da
@@ -216,11 +231,13 @@ def _low_overlap_po(n, rng, noise_sd):
     return X, pi, np.clip(base + e, -1, 1), np.clip(base + 0.1 + e, -1, 1)
 
 def ate_low_overlap(n:int=5000, *, noise_sd:float=0.1, propensity_clip:float=0.05, random_state=None) -> ATEDataset:
-    "Low-overlap setting (d=1, π = clip(expit(-0.2+6x), 0.004, 0.996), ATE ≈ 0.1). Paper: n=5000, K=200, 1/B_π ∈ {0.0035, 0.05, 0.2}."
+    """Low-overlap setting (d=1, π = clip(expit(-0.2+6x), 0.004, 0.996), ATE ≈ 0.1). Paper: n=5000, K=200, 1/B_π ∈
+    {0.0035, 0.05, 0.2}."""
     n, rng = _check_n(n), check_random_state(random_state)
     noise_sd = check_scalar(noise_sd, "noise_sd", low=0)
     X, pi, y0, y1 = _low_overlap_po(n, rng, noise_sd)
-    g = lambda z: _clipped_normal_mean(-0.05 + 0.225 * z + 0.1, noise_sd) - _clipped_normal_mean(-0.05 + 0.225 * z, noise_sd)
+    g = lambda z: (_clipped_normal_mean(-0.05 + 0.225 * z + 0.1, noise_sd)
+                   - _clipped_normal_mean(-0.05 + 0.225 * z, noise_sd))
     return _finish(X, pi, y0, y1, rng, _gauss_hermite_normal(g, 1.0), propensity_clip, 200, "low overlap")
 
 # %% ../nbs/05_datasets.ipynb #866ad5a5
@@ -237,8 +254,10 @@ def _trees_po(n, rng, noise_sd):
     base, e = _tree_gamma(X), rng.normal(scale=noise_sd, size=n)
     return X, _tree_pi(X), np.clip(base + e, -1, 1), np.clip(base + 0.2 + e, -1, 1)
 
-def ate_trees(n:int=250_000, *, noise_sd:float=float(np.sqrt(0.025)), propensity_clip:float=0.2, random_state=None) -> ATEDataset:
-    "Tree-structured setting (d=2, piecewise-constant π and γ, ATE ≈ 0.2 before clipping). Paper: n=250 000, K=500, 1/B_π=0.2."
+def ate_trees(n:int=250_000, *, noise_sd:float=float(np.sqrt(0.025)), propensity_clip:float=0.2,
+              random_state=None) -> ATEDataset:
+    """Tree-structured setting (d=2, piecewise-constant π and γ, ATE ≈ 0.2 before clipping). Paper: n=250 000, K=500,
+    1/B_π=0.2."""
     n, rng = _check_n(n), check_random_state(random_state)
     noise_sd = check_scalar(noise_sd, "noise_sd", low=0)
     X, pi, y0, y1 = _trees_po(n, rng, noise_sd)
@@ -259,7 +278,8 @@ def _binary_po(n, rng):
     return X, pi, (u < _expit(lin)).astype(float), (u < _expit(lin + 0.42585)).astype(float)
 
 def ate_binary(n:int=50_000, *, propensity_clip:float=0.1, random_state=None) -> ATEDataset:
-    "Binary-outcome setting (d=10, logistic π and Y, ATE ≈ 0.1, outcome_bounds=(0, 1)). Paper: n=50 000, K=500, 1/B_π=0.1."
+    """Binary-outcome setting (d=10, logistic π and Y, ATE ≈ 0.1, outcome_bounds=(0, 1)). Paper: n=50 000, K=500,
+    1/B_π=0.1."""
     n, rng = _check_n(n), check_random_state(random_state)
     X, pi, y0, y1 = _binary_po(n, rng)
     sd = float(np.linalg.norm(_BETA_MU10))
@@ -295,14 +315,19 @@ def load_nhefs():
     "NHEFS complete cases: returns (X, T, Y, covariate names); T = qsmk, Y = wt82_71 (kg). Needs `causaldata`."
     try: from causaldata import nhefs_complete
     except ImportError:
-        raise ImportError("the NHEFS data need the optional extra: pip install 'dp_causal_nb[data]' (package causaldata)") from None
+        raise ImportError("the NHEFS data need the optional extra: pip install "
+                          "'dp_causal_nb[data]' (package causaldata)") from None
     df = nhefs_complete.load_pandas().data
     cols, names = [], []
     for c in NHEFS_COVARIATES:
         v = df[c].astype(str).to_numpy() if c in _NHEFS_LEVELS else df[c].astype(float).to_numpy()
         if c in _NHEFS_LEVELS:
-            for lev in _NHEFS_LEVELS[c][1:]: cols.append((v == lev).astype(float)); names.append(f"{c}={lev}")
-        else: cols.append(v.astype(float)); names.append(c)
+            for lev in _NHEFS_LEVELS[c][1:]:
+                cols.append((v == lev).astype(float))
+                names.append(f"{c}={lev}")
+        else:
+            cols.append(v.astype(float))
+            names.append(c)
     return (np.column_stack(cols), df["qsmk"].to_numpy().astype(int), df["wt82_71"].to_numpy().astype(float), names)
 
 # %% ../nbs/05_datasets.ipynb #864f92d9
@@ -313,7 +338,8 @@ def nhefs_x_bounds(names) -> tuple:
     return tuple(np.array([NHEFS_X_BOUNDS.get(c, (0.0, 1.0))[j] for c in names], float) for j in (0, 1))
 
 # %% ../nbs/05_datasets.ipynb #83cc8e4c
-NHEFS_CATEGORIES = {"sex": (0, 1), "race": (0, 1), "education": (1, 2, 3, 4, 5), "exercise": (0, 1, 2), "active": (0, 1, 2)}
+NHEFS_CATEGORIES = {"sex": (0, 1), "race": (0, 1), "education": (1, 2, 3, 4, 5), "exercise": (0, 1, 2),
+                    "active": (0, 1, 2)}
 
 def nhefs_schema(*, extra:str="drop"):
     "Public `Schema` of the NHEFS covariates (codebook categories, `NHEFS_X_BOUNDS`); no data is read."
@@ -326,14 +352,17 @@ _NIU_SIGMA_E = 0.5 ** np.abs(np.subtract.outer(np.arange(6), np.arange(6)))
 
 def _niu_functions(setup):
     "(sample X, b, e, τ) of one Niu et al. setup, vectorised over rows."
-    lse = lambda z: np.logaddexp(0.0, z); sig = lambda z: 1 / (1 + np.exp(-z)); pos = lambda z: np.maximum(z, 0.0)
+    lse = lambda z: np.logaddexp(0.0, z)
+    sig = lambda z: 1 / (1 + np.exp(-z))
+    pos = lambda z: np.maximum(z, 0.0)
     if setup == "A":
         return (lambda r, n: r.uniform(0, 1, (n, 6)),
                 lambda x: np.sin(np.pi * x[:, 0] * x[:, 1]) + 2 * (x[:, 2] - 0.5) ** 2 + x[:, 3] + 0.5 * x[:, 4],
                 lambda x: np.clip(np.sin(np.pi * x[:, 0] * x[:, 1]), 0.1, 0.9), lambda x: (x[:, 0] + x[:, 1]) / 2)
     gauss = lambda r, n: r.standard_normal((n, 6))
     if setup == "B":
-        return (gauss, lambda x: np.maximum.reduce([x[:, 0] + x[:, 1], x[:, 2], np.zeros(len(x))]) + pos(x[:, 3] + x[:, 4]),
+        return (gauss,
+                lambda x: np.maximum.reduce([x[:, 0] + x[:, 1], x[:, 2], np.zeros(len(x))]) + pos(x[:, 3] + x[:, 4]),
                 lambda x: np.full(len(x), 0.5), lambda x: x[:, 0] + lse(x[:, 1]))
     if setup == "C":
         return (gauss, lambda x: 2 * lse(x[:, 0] + x[:, 1] + x[:, 2]), lambda x: sig(-(x[:, 1] + x[:, 2])),
@@ -363,14 +392,19 @@ class NiuSetup:
     def y_bounds(self):
         "Public outcome bounds: 0.5% / 99.5% quantiles of Y under the DGP (2e5 draws, fixed public seed 0)."
         if not hasattr(self, "_yb"):
-            r = np.random.default_rng(0); x = self._px(r, 200_000)
+            r = np.random.default_rng(0)
+            x = self._px(r, 200_000)
             y = self.b(x) + (r.uniform(size=len(x)) < self.propensity(x)) * self.cate(x) + r.standard_normal(len(x))
             self._yb = tuple(float(v) for v in np.quantile(y, [0.005, 0.995]))
         return self._yb
     def sample(self, n:int, random_state=None) -> CATEDataset:
         "Draw n records (synthetic) with their ground truth."
-        r = check_random_state(random_state); x = self._px(r, int(n)); e = self.propensity(x); tau = self.cate(x)
-        t = (r.uniform(size=len(x)) < e).astype(int); mu0 = self.b(x)
+        r = check_random_state(random_state)
+        x = self._px(r, int(n))
+        e = self.propensity(x)
+        tau = self.cate(x)
+        t = (r.uniform(size=len(x)) < e).astype(int)
+        mu0 = self.b(x)
         y = mu0 + t * tau + r.standard_normal(len(x))
         return CATEDataset(X=x, A=t, Y=y, tau=tau, propensity=e, mu0=mu0, mu1=mu0 + tau, x_bounds=self.x_bounds,
                            y_bounds=self.y_bounds, dgp=self)
@@ -382,7 +416,8 @@ def niu_setup(name:str, n:int, *, random_state=None) -> CATEDataset:
 
 def clip_report(ds) -> dict:
     "Fractions of a (synthetic) sample outside its public bounds: outcome, and any covariate (the clipping effect)."
-    lo, hi = ds.x_bounds; ylo, yhi = ds.y_bounds
+    lo, hi = ds.x_bounds
+    ylo, yhi = ds.y_bounds
     return dict(y_clipped=float(np.mean((ds.Y < ylo) | (ds.Y > yhi))),
                 x_clipped=float(np.mean(np.any((ds.X < lo) | (ds.X > hi), axis=1))))
 
@@ -391,7 +426,8 @@ _MIX_LEVELS = (5, 5, 6, 7, 7)          # one-hot categorical groups: 30 columns
 
 @dataclass(repr=False)
 class MixedDGP:
-    "Mixed-covariate DGP: 20 continuous U[0,1], 30 binary, 5 one-hot groups (30 columns) = 80 columns; 6 columns matter."
+    """Mixed-covariate DGP: 20 continuous U[0,1], 30 binary, 5 one-hot groups (30 columns) = 80 columns; 6 columns
+    matter."""
     n_continuous: int = 20
     n_binary: int = 30
     levels: tuple = _MIX_LEVELS
@@ -405,7 +441,8 @@ class MixedDGP:
         "Pr(b_j = 1), fixed and public: 0.1 to 0.7."
         return np.linspace(0.1, 0.7, self.n_binary)
     def _cols(self, X):
-        X = np.atleast_2d(np.asarray(X, float)); c, b = self.n_continuous, self.n_binary
+        X = np.atleast_2d(np.asarray(X, float))
+        c, b = self.n_continuous, self.n_binary
         return X[:, :c], X[:, c:c + b], X[:, c + b:]
     def cate(self, X) -> np.ndarray:
         "τ(x) = 0.5 + 1.5 x₀ + 0.8 b₀ − 0.6 [g₀ = 1] + 0.5·1{x₁ > ½}: four relevant inputs, range [−0.1, 3.3]."
@@ -418,7 +455,8 @@ class MixedDGP:
     def mu(self, X, a) -> np.ndarray:
         "μ(x, a) = 2 + 1.5 x₂ + b₁ − 0.8 x₃ b₂ + 0.5 sin(π x₄) + 0.4 [g₁ = 2] + a·τ(x); μ(·, 0) ∈ [1.2, 5.4]."
         x, b, g = self._cols(X)
-        base = 2 + 1.5 * x[:, 2] + b[:, 1] - 0.8 * x[:, 3] * b[:, 2] + 0.5 * np.sin(np.pi * x[:, 4]) + 0.4 * g[:, self.levels[0] + 2]
+        base = (2 + 1.5 * x[:, 2] + b[:, 1] - 0.8 * x[:, 3] * b[:, 2] + 0.5 * np.sin(np.pi * x[:, 4])
+                + 0.4 * g[:, self.levels[0] + 2])
         return base + np.asarray(a, float) * self.cate(X)
     @property
     def x_bounds(self):
@@ -436,13 +474,16 @@ class MixedDGP:
         xb = (rng.uniform(size=(n, self.n_binary)) < self.binary_rate).astype(float)
         oh = [np.eye(L)[rng.choice(L, size=n, p=np.r_[0.4, np.full(L - 1, 0.6 / (L - 1))])] for L in self.levels]
         X = np.hstack([xc, xb] + oh)
-        pi = self.propensity(X); A = (rng.uniform(size=n) < pi).astype(int)
+        pi = self.propensity(X)
+        A = (rng.uniform(size=n) < pi).astype(int)
         tau, m0 = self.cate(X), self.mu(X, 0)
         Y = m0 + A * tau + rng.uniform(-self.noise, self.noise, n)
         return CATEDataset(X=X, A=A, Y=Y, tau=tau, propensity=pi, mu0=m0, mu1=m0 + tau,
                            x_bounds=self.x_bounds, y_bounds=self.y_bounds, dgp=self)
-    def __repr__(self): return f"MixedDGP(p={self.p}: {self.n_continuous} continuous, {self.n_binary} binary, one-hot {self.levels})"
+    def __repr__(self):
+        return f"MixedDGP(p={self.p}: {self.n_continuous} continuous, {self.n_binary} binary, one-hot {self.levels})"
 
 def mixed_covariates(n:int=5000, *, random_state=None) -> CATEDataset:
-    "The mixed-covariate test bed: n units, 80 columns (20 continuous, 30 binary, 30 one-hot), known τ(x), public bounds."
+    """The mixed-covariate test bed: n units, 80 columns (20 continuous, 30 binary, 30 one-hot), known τ(x), public
+    bounds."""
     return MixedDGP().sample(n, random_state)

@@ -21,16 +21,22 @@ def pehe(tau_hat, tau) -> float:
     "Precision in estimating heterogeneous effects: $\\sqrt{\\mathrm{mean}((\\hat\\tau-\\tau)^2)}$."
     return float(np.sqrt(np.mean((np.asarray(tau_hat) - np.asarray(tau)) ** 2)))
 
-def _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_queries, dpcate_kwargs, reproducible) -> list:
+def _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_queries, dpcate_kwargs,
+              reproducible) -> list:
     "One (n, repetition) cell of the sweep: its randomness comes from its own child seed only (worker-order free)."
-    if reproducible:       # the caller's reproducible_noise() block is a context variable: re-enter it where the cell runs
+    # the caller's reproducible_noise() block is a context variable: re-enter it where the cell runs
+    if reproducible:
         with reproducible_noise():
-            return _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_queries, dpcate_kwargs, False)
-    rng = np.random.default_rng(child); rows = []
-    ds = make(n, random_state=rng); q = ds.dgp.sample(n_queries, rng)
+            return _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_queries,
+                             dpcate_kwargs, False)
+    rng = np.random.default_rng(child)
+    rows = []
+    ds = make(n, random_state=rng)
+    q = ds.dgp.sample(n_queries, rng)
     # synthetic data: each cell charges its own unlimited ledger, created where the cell runs (a worker cannot charge
     # the caller's accountant: accounting refuses copies in other processes)
-    kw = dict(x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, delta=delta, accountant=PrivacyAccountant()) | dpcate_kwargs
+    kw = dict(x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, delta=delta,
+              accountant=PrivacyAccountant()) | dpcate_kwargs
     base = dict(dataset=dataset, n=n, rep=rep, constant=float(np.std(q.tau)))
     seeds = iter(spawn_generators(rng, 1 + len(epsilons) * len(calibrations)))   # one stream per fit
     est = DPCATE(epsilon=np.inf, calibration="global", random_state=next(seeds), **kw).fit(ds.Y, ds.T, X=ds.X)
@@ -49,18 +55,23 @@ def pehe_experiment(dataset:str="Dataset 1", # "Dataset 1" or "Dataset 2" (dp_ca
                     ns=(3000, 10_000, 30_000), epsilons=(0.5, 1, 2, 4, 8, 16), delta:float=1e-5,
                     calibrations=("global", "parameter", "ges"), n_reps:int=3, n_queries:int=300,
                     random_state=0, progress:bool=True,
-                    n_jobs=None, # joblib: cells (n, repetition) in parallel; also runs on Dask under joblib.parallel_backend("dask")
+                    # joblib: cells (n, repetition) in parallel; also runs on Dask under joblib.parallel_backend("dask")
+                    n_jobs=None,
                     **dpcate_kwargs) -> list:
-    "PEHE of the non-private learner and of each calibration; returns a list of dict rows (one per fit), identical for any n_jobs/backend."
+    """PEHE of the non-private learner and of each calibration; returns a list of dict rows (one per fit), identical for
+    any n_jobs/backend."""
     make = {"Dataset 1": dataset1, "Dataset 2": dataset2}[dataset]
-    ss = np.random.SeedSequence(random_state); rows = []
+    ss = np.random.SeedSequence(random_state)
+    rows = []
     jobs = [(n, r) for n in ns for r in range(n_reps)]
     per = 1 + len(epsilons) * len(calibrations)
     bar = _tqdm(len(jobs) * per, not progress, dataset)
     tasks = (delayed(_pehe_job)(make, dataset, n, rep, child, tuple(epsilons), delta, tuple(calibrations), n_queries,
-                                dpcate_kwargs, _REPRODUCIBLE.get()) for (n, rep), child in zip(jobs, ss.spawn(len(jobs))))
+                                dpcate_kwargs, _REPRODUCIBLE.get())
+             for (n, rep), child in zip(jobs, ss.spawn(len(jobs))))
     for part in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):   # results come back in submission order
-        rows.extend(part); bar.update(per)
+        rows.extend(part)
+        bar.update(per)
     bar.close()
     return rows
 
@@ -76,7 +87,8 @@ def pehe_table(rows) -> str:
         const = np.mean([r["constant"] for r in sel])
         if c == "non-private": cells = [f"{np.mean([r['pehe'] for r in sel]):.3f}"] * len(eps)
         else: cells = [f"{np.mean([r['pehe'] for r in sel if r['epsilon'] == e]):.3f}" for e in eps]
-        lines.append(f"| {d} | {n} | {c + (' (NOT DP)' if c == 'ges' else '')} | " + " | ".join(cells) + f" | {const:.3f} |")
+        lines.append(f"| {d} | {n} | {c + (' (NOT DP)' if c == 'ges' else '')} | " + " | ".join(cells)
+                     + f" | {const:.3f} |")
     return "\n".join(lines)
 
 def plot_pehe(rows, ax=None):
@@ -87,8 +99,10 @@ def plot_pehe(rows, ax=None):
     styles = {"global": "-", "parameter": "--", "ges": ":"}
     for n in sorted({r["n"] for r in rows}):
         for c, ls in styles.items():
-            m = [np.mean([r["pehe"] for r in rows if (r["n"], r["calibration"], r["epsilon"]) == (n, c, e)] or [np.nan]) for e in eps]
-            if not np.all(np.isnan(m)): ax.plot(eps, m, ls, marker="o", label=f"{c}{' (NOT DP)' if c == 'ges' else ''}, n={n}")
+            m = [np.mean([r["pehe"] for r in rows if (r["n"], r["calibration"], r["epsilon"]) == (n, c, e)]
+                         or [np.nan]) for e in eps]
+            if not np.all(np.isnan(m)):
+                ax.plot(eps, m, ls, marker="o", label=f"{c}{' (NOT DP)' if c == 'ges' else ''}, n={n}")
         npv = np.mean([r["pehe"] for r in rows if r["n"] == n and r["calibration"] == "non-private"])
         ax.axhline(npv, color="grey", lw=0.8)
     ax.axhline(np.mean([r["constant"] for r in rows]), color="k", ls="-.", lw=1, label="best constant")
@@ -117,7 +131,8 @@ def functional_pehe_experiment(dataset:str="Dataset 1", *, n:int=3000, epsilons=
         kw = dict(final="kernel", learner="r", delta=delta, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
                   propensity_clip=propensity_clip, lam=lam, bandwidth=bandwidth, random_state=run)
         est = DPCATE(epsilon=np.inf, **kw).fit(ds.Y, ds.A, X=ds.X)
-        rows.append(dict(dataset=dataset, run=run, epsilon=np.inf, method="non-private", pehe=pehe(est.effect(test.X), test.tau)))
+        rows.append(dict(dataset=dataset, run=run, epsilon=np.inf, method="non-private",
+                         pehe=pehe(est.effect(test.X), test.tau)))
         for eps in epsilons:
             for mode in modes:          # one fit per release: each fitted DPCATE makes a single release
                 est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.A, X=ds.X)
@@ -134,7 +149,8 @@ def functional_pehe_experiment(dataset:str="Dataset 1", *, n:int=3000, epsilons=
 
 def pehe_markdown(rows) -> str:
     "Markdown table: mean PEHE (± sd over runs) per method and ε."
-    eps = sorted({r["epsilon"] for r in rows}); methods = list(dict.fromkeys(r["method"] for r in rows))
+    eps = sorted({r["epsilon"] for r in rows})
+    methods = list(dict.fromkeys(r["method"] for r in rows))
     out = ["| method | " + " | ".join("ε=∞" if np.isinf(e) else f"ε={e:g}" for e in eps) + " |",
            "|---|" + "---|" * len(eps)]
     for m in methods:

@@ -34,13 +34,15 @@ def _sqdist(A, B):
 def unnormalised_kernel(X1, X2, bandwidth) -> np.ndarray:
     "k(x, x') = exp(-||x - x'||² / (2h²)) (so K = κ k)."
     h = check_bandwidth(bandwidth)
-    X1 = check_array(X1, "X1", ndim=2); X2 = check_array(X2, "X2", ndim=2)
+    X1 = check_array(X1, "X1", ndim=2)
+    X2 = check_array(X2, "X2", ndim=2)
     if X1.shape[1] != X2.shape[1]: raise ValueError(f"X1 has {X1.shape[1]} columns but X2 has {X2.shape[1]}")
     return np.exp(-_sqdist(X1, X2) / (2.0 * h * h))
 
 def gaussian_kernel(X1, X2, bandwidth, *, log:bool=False) -> np.ndarray:
     "Normalised Gaussian kernel K(x,x') = (√(2π)h)^(-q) exp(-||x-x'||²/(2h²)); `log=True` returns log K (no underflow)."
-    X1 = check_array(X1, "X1", ndim=2); X2 = check_array(X2, "X2", ndim=2)
+    X1 = check_array(X1, "X1", ndim=2)
+    X2 = check_array(X2, "X2", ndim=2)
     h = check_bandwidth(bandwidth)
     if X1.shape[1] != X2.shape[1]: raise ValueError(f"X1 has {X1.shape[1]} columns but X2 has {X2.shape[1]}")
     logK = log_kernel_diag(X1.shape[1], h) - _sqdist(X1, X2) / (2.0 * h * h)
@@ -88,17 +90,20 @@ class ArmInteractionFeatures(BaseEstimator):
     @property
     def norm_bound(self) -> float: return feature_norm_bound(self.base)
     def transform(self, Z):
-        Z = check_array(Z, "Z", ndim=2); a = Z[:, -1:]
+        Z = check_array(Z, "Z", ndim=2)
+        a = Z[:, -1:]
         if not np.isin(a, (0.0, 1.0)).all(): raise ValueError("the last column of Z (the treatment a) must be 0 or 1")
         F = ClippedFeatures(self.base, self.norm_bound).transform(Z[:, :-1])
         return np.hstack([(1.0 - a) * F, a * F])
 
 class ClippedFeatures:
-    "Feature map f(x) with each row clipped to norm ≤ `norm_bound` (per-record: a wrong declared bound cannot break Δθ); a non-finite row becomes 0."
+    """Feature map f(x) with each row clipped to norm ≤ `norm_bound` (per-record: a wrong declared bound cannot break
+    Δθ); a non-finite row becomes 0."""
     def __init__(self, base, norm_bound:float): self.base, self.norm_bound = base, float(norm_bound)
     def transform(self, X):
         F = np.asarray(apply_feature_map(self.base, X), dtype=float)
-        F = np.where(np.isfinite(F).all(axis=1, keepdims=True), F, 0.0)   # a user map's NaN/inf row: public 0, never an error
+        # a user map's NaN/inf row: public 0, never an error
+        F = np.where(np.isfinite(F).all(axis=1, keepdims=True), F, 0.0)
         nrm = np.linalg.norm(F, axis=1, keepdims=True)
         return F * np.minimum(1.0, self.norm_bound / np.maximum(nrm, 1e-300))
     __call__ = transform

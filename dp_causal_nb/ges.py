@@ -54,7 +54,8 @@ def score_envelope(learner:str,
         X = np.atleast_2d(X)
         pi = np.clip(np.asarray(propensity(X), dtype=float), k, 1 - k)
         mu0, mu1 = (np.clip(np.asarray(m, dtype=float), lo, hi) for m in outcome(X))
-        gx = np.asarray(g(X), dtype=float); best = np.zeros(len(X))
+        gx = np.asarray(g(X), dtype=float)
+        best = np.zeros(len(X))
         for a in (0.0, 1.0):
             for y in (lo, hi):
                 best = np.maximum(best, np.abs(orthogonal_score(learner, np.full(len(X), a), np.full(len(X), y),
@@ -74,8 +75,10 @@ class GESResult:
 def gross_error_sensitivity(stage, X_query, envelope, x_bounds, *, learner:str, y_bounds, propensity_clip:float,
                             X_data=None, n_random:int=2000, n_local:int=8, maxiter:int=60, random_state=None
                            ) -> GESResult:
-    "Sample GES $\\gamma(T,D)=\\sup_z\\lVert h(x)\\rVert\\,|s(z)|$: global search over `x_bounds` plus a certified bound."
-    lo, hi = check_bounds(x_bounds, "x_bounds"); q = len(lo)
+    """Sample GES $\\gamma(T,D)=\\sup_z\\lVert h(x)\\rVert\\,|s(z)|$: global search over `x_bounds` plus a certified
+    bound."""
+    lo, hi = check_bounds(x_bounds, "x_bounds")
+    q = len(lo)
     rng = check_random_state(random_state)
     M = stage.query_matrix(X_query)
     F = lambda X: stage.h_norm(X_query, X, M) * envelope(X)
@@ -85,14 +88,19 @@ def gross_error_sensitivity(stage, X_query, envelope, x_bounds, *, learner:str, 
     if X_data is not None:
         Xd = check_array(X_data, "X_data", ndim=2)
         vals_d = np.concatenate([F(Xd[i:i + 4096]) for i in range(0, len(Xd), 4096)])
-        data_max = float(vals_d.max()); cands.append(Xd[np.argsort(vals_d)[-n_local:]])
-    C = np.vstack(cands); vals = F(C); n_evals = len(C) + (0 if X_data is None else len(X_data))
-    best_i = int(np.argmax(vals)); best, x_star = float(vals[best_i]), C[best_i].copy()
+        data_max = float(vals_d.max())
+        cands.append(Xd[np.argsort(vals_d)[-n_local:]])
+    C = np.vstack(cands)
+    vals = F(C)
+    n_evals = len(C) + (0 if X_data is None else len(X_data))
+    best_i = int(np.argmax(vals))
+    best, x_star = float(vals[best_i]), C[best_i].copy()
     for i in np.argsort(vals)[::-1][:n_local]:
         res = optimize.minimize(lambda x: -F(x[None, :])[0], C[i], method="L-BFGS-B",
                                 bounds=list(zip(lo, hi)), options=dict(maxiter=maxiter))
         n_evals += res.nfev
-        x = np.clip(res.x, lo, hi); v = float(F(x[None, :])[0])
+        x = np.clip(res.x, lo, hi)
+        v = float(F(x[None, :])[0])
         if v > best: best, x_star = v, x
     best = max(best, data_max)
     bound = stage.h_norm_bound(X_query) * score_bound(learner, y_bounds, propensity_clip, stage.g_bound())

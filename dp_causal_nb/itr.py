@@ -31,10 +31,11 @@ class PrivateITR(BaseEstimator):
     """A treatment rule d(x) = 1{θ̃ᵀφ(x) > 0} learned by outcome-weighted learning with a private weighted classifier.
 
     `learner` is any classifier with fit(X, y, *, T, outcome) (DP2ERMClassifier, CompositionBaselineClassifier) or a
-    DPLogisticRegression (then the weights are the outcome multipliers only: balancing ignored). Larger outcomes are better.
-    X may be a data frame: with a DP-2ERM / composition learner whose `x_bounds` is a `Schema` (notebook 00a) it may hold
-    categorical columns; a DPLogisticRegression learner takes numeric columns only. The fitted rule publishes the
-    learner's `feature_names_in_` / `feature_names_out_` / `schema_`; `summary()` prints the rule's coefficients by name.
+    DPLogisticRegression (then the weights are the outcome multipliers only: balancing ignored). Larger outcomes are
+    better. X may be a data frame: with a DP-2ERM / composition learner whose `x_bounds` is a `Schema` (notebook 00a)
+    it may hold categorical columns; a DPLogisticRegression learner takes numeric columns only. The fitted rule
+    publishes the learner's `feature_names_in_` / `feature_names_out_` / `schema_`; `summary()` prints the rule's
+    coefficients by name.
 
     Examples
     --------
@@ -42,7 +43,8 @@ class PrivateITR(BaseEstimator):
     >>> from dp_causal_nb.two_stage import DP2ERMClassifier
     >>> r = np.random.default_rng(0); X = r.uniform(-1, 1, (300, 2)); A = (r.uniform(size=300) < .5).astype(int)
     >>> Y = X[:, 0] * (2 * A - 1) + r.normal(size=300) * .1
-    >>> rule = PrivateITR(DP2ERMClassifier("ipw_known", epsilon=np.inf, x_bounds=(-1, 1), outcome_bounds=(-2, 2))).fit(Y, A, X=X, propensity=.5)
+    >>> clf = DP2ERMClassifier("ipw_known", epsilon=np.inf, x_bounds=(-1, 1), outcome_bounds=(-2, 2))
+    >>> rule = PrivateITR(clf).fit(Y, A, X=X, propensity=.5)
     >>> rule.recommend(np.array([[0.9, 0.], [-0.9, 0.]])).tolist()
     [1, 0]
     """
@@ -51,9 +53,12 @@ class PrivateITR(BaseEstimator):
     def fit(self, Y, A, *, X, propensity=None):
         "Fit the rule on outcomes Y, arms A ∈ {0, 1} and covariates X (one private release of the learner)."
         with atomic_fit(self), release_guard():
-            A = check_binary_treatment(A, "A"); Y, self.outcome_name_ = as_1d(Y, "Y")
-            if isinstance(self.learner, DPLogisticRegression):        # erm's model takes arrays: numeric columns, names kept
-                X = fit_covariates(self, X, _learner_box(self.learner)).X; check_consistent_length(Y=Y, A=A, X=X)
+            A = check_binary_treatment(A, "A")
+            Y, self.outcome_name_ = as_1d(Y, "Y")
+            # erm's model takes arrays: numeric columns, names kept
+            if isinstance(self.learner, DPLogisticRegression):
+                X = fit_covariates(self, X, _learner_box(self.learner)).X
+                check_consistent_length(Y=Y, A=A, X=X)
                 lo, hi = (float(v) for v in self.learner.outcome_bounds_for_itr)
                 self.learner.fit(X, A, sample_weight=clean_cells(Y, "Y", (lo, hi)) - lo)   # core's input policy
                 return self
@@ -66,14 +71,16 @@ class PrivateITR(BaseEstimator):
 
     def recommend(self, X):
         "The recommended arm d(x) ∈ {0, 1} for each row of X (post-processing of the release)."
-        Xq = query_covariates(self, X) if isinstance(self.learner, DPLogisticRegression) else X   # else: the learner encodes
+        # else: the learner encodes
+        Xq = query_covariates(self, X) if isinstance(self.learner, DPLogisticRegression) else X
         return (self.learner.decision_function(Xq) > 0).astype(int)
 
     def summary(self) -> str:
         "The rule's released coefficients by feature name (standardised feature scale; post-processing)."
         names, coef = [*self.feature_names_out_, "(intercept)"], self.learner.coef_
         rows = [f"  {nm:<28s} {c: .5g}" for nm, c in zip(names, coef)]
-        return "\n".join([f"PrivateITR ({type(self.learner).__name__}): treat when θᵀφ(x) > 0; outcome {self.outcome_name_!r}",
+        return "\n".join([f"PrivateITR ({type(self.learner).__name__}): treat when θᵀφ(x) > 0; "
+                          f"outcome {self.outcome_name_!r}",
                           "  coefficient (standardised feature scale)", *rows])
 
 def rule_value(d, mu0, mu1) -> float:
@@ -101,11 +108,13 @@ def simulate_itr(n:int, *, design:str="obs", effect:str="linear", p:int=5, rando
     "One dataset of the documented DGP: returns X, A, Y, μ₀(X), μ₁(X)."
     if design not in ("rct", "obs") or effect not in ("linear", "nonlinear"):
         raise ValueError("design must be 'rct' or 'obs' and effect 'linear' or 'nonlinear'")
-    r = np.random.default_rng(random_state); X = r.uniform(-1, 1, (n, p))
+    r = np.random.default_rng(random_state)
+    X = r.uniform(-1, 1, (n, p))
     pi = np.full(n, 0.5) if design == "rct" else np.clip(special.expit(1.5 * X[:, 0] - X[:, 1]), 0.1, 0.9)
     A = (r.uniform(size=n) < pi).astype(int)
     tau = X[:, 0] - X[:, 1] + 0.3 if effect == "linear" else np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - 0.4
-    mu0 = 1 + 0.5 * X[:, 0] - 0.5 * X[:, 2]; mu1 = mu0 + tau
+    mu0 = 1 + 0.5 * X[:, 0] - 0.5 * X[:, 2]
+    mu1 = mu0 + tau
     Y = np.where(A == 1, mu1, mu0) + r.normal(0, 0.5, n)
     return X, A, Y, mu0, mu1
 
@@ -118,10 +127,13 @@ def _learners(eps, seed, s=ITR_SETTINGS):
     wk = dict(propensity_clip=s["propensity_clip"], propensity_lam=s["propensity_lam"], weight_cap=s["weight_cap"],
               ridge=s["ridge"], n_components=s["n_components"])
     acc = lambda: PrivacyAccountant()
-    return {"DP-2ERM ipw": DP2ERMClassifier("ipw_estimated", epsilon=eps, random_state=seed, accountant=acc(), **common, **wk),
-            "DP-2ERM entropy": DP2ERMClassifier("entropy", epsilon=eps, random_state=seed, accountant=acc(), **common, **wk),
+    return {"DP-2ERM ipw": DP2ERMClassifier("ipw_estimated", epsilon=eps, random_state=seed, accountant=acc(),
+                                            **common, **wk),
+            "DP-2ERM entropy": DP2ERMClassifier("entropy", epsilon=eps, random_state=seed, accountant=acc(),
+                                                **common, **wk),
             "DP-2ERM mmd": DP2ERMClassifier("mmd", epsilon=eps, random_state=seed, accountant=acc(), **common, **wk),
-            "composition ipw": CompositionBaselineClassifier(epsilon=eps, random_state=seed, accountant=acc(), propensity_clip=s["propensity_clip"],
+            "composition ipw": CompositionBaselineClassifier(epsilon=eps, random_state=seed, accountant=acc(),
+                                                             propensity_clip=s["propensity_clip"],
                                                              propensity_lam=s["propensity_lam"], **common),
             "DP-ERM no weights": weights_ignored(eps, random_state=seed, **common),
             "non-private ipw": DP2ERMClassifier("ipw_estimated", epsilon=np.inf, accountant=acc(), **common, **wk)}
@@ -138,5 +150,6 @@ def run_itr_experiment(ns, epsilons, n_reps:int, *, design="obs", effect="linear
                     if name == "non-private ipw" and eps != epsilons[0]: continue
                     d = PrivateITR(learner).fit(Y, A, X=X).recommend(Xt)
                     rows.append((name, n, np.inf if name.startswith("non-private") else eps, rep,
-                                 rule_value(d, m0t, m1t), rule_accuracy(d, m0t, m1t), float(np.maximum(m0t, m1t).mean())))
+                                 rule_value(d, m0t, m1t), rule_accuracy(d, m0t, m1t),
+                                 float(np.maximum(m0t, m1t).mean())))
     return rows

@@ -56,7 +56,8 @@ class _OrthoLearner(BaseEstimator):
         n = len(T)
         if isinstance(self.cv, str):
             if self.cv != "split": raise ValueError(f"cv must be an int >= 2 or 'split', got {self.cv!r}")
-            perm = rng.permutation(n); h = n // 2
+            perm = rng.permutation(n)
+            h = n // 2
             return [(perm[:h], perm[h:])], perm[h:]
         if isinstance(self.cv, bool) or not isinstance(self.cv, (int, np.integer)) or self.cv < 2:
             raise ValueError(f"cv must be an int >= 2 or 'split', got {self.cv!r}")
@@ -84,7 +85,8 @@ class _OrthoLearner(BaseEstimator):
         self.propensity_models_, self.outcome_models_ = [], []
         for train, test in folds:
             pm, oms, pred = self._nuisances(X, T, Y, train, test, prop, outc)
-            self.propensity_models_.append(pm); self.outcome_models_.append(oms)
+            self.propensity_models_.append(pm)
+            self.outcome_models_.append(oms)
             for key, v in pred.items(): nuis[key][test] = v
         nuis = {key: v[stage2] for key, v in nuis.items()}
         nuis["pi"] = clip_nuisances(nuis["pi"], propensity_clip=k, warn_fraction=None).pi

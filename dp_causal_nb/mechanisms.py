@@ -21,7 +21,9 @@ def sensitivity_of_pairs(f, # deterministic query: dataset -> scalar or array
                          pairs, # iterable of neighbouring datasets (D, D')
                          ord:int=2, # norm: 1 (for Laplace) or 2 (for Gaussian)
                         ) -> float: # max ||f(D) - f(D')||_ord over the pairs: a LOWER bound on the sensitivity
-    "Largest change of `f` over the given neighbour pairs: a lower bound on Δ_ord unless the pairs contain the worst case. For numerical checks only — never calibrate noise with it (on real data it is a local sensitivity: too small, and itself a leak)."
+    """Largest change of `f` over the given neighbour pairs: a lower bound on Δ_ord unless the pairs contain the worst
+    case. For numerical checks only — never calibrate noise with it (on real data it is a local sensitivity: too small,
+    and itself a leak)."""
     if ord not in (1, 2): raise ValueError(f"ord must be 1 or 2, got {ord!r}")
     best = None
     for D, D1 in pairs:
@@ -45,7 +47,8 @@ def replace_one_neighbours(D, # dataset: array with one record per row
     D = np.asarray(D, float)
     for i in range(len(D)):
         for c in candidates:
-            D1 = D.copy(); D1[i] = c
+            D1 = D.copy()
+            D1[i] = c
             yield D, D1
 
 # %% ../nbs/01_mechanisms.ipynb #3f6c93d4
@@ -68,7 +71,8 @@ def laplace_mechanism(value, # query answer f(D): scalar or array
                       *, size:int|None=None, # that many independent releases, on a first axis (audits)
                       random_state=None, # seeds the noise only inside `reproducible_noise()` (notebook 01a)
                      ):
-    "ε-DP release of `value` with discrete Laplace noise of scale ≥ Δ₁/ε on a public grid (notebook 01a); float or array."
+    """ε-DP release of `value` with discrete Laplace noise of scale ≥ Δ₁/ε on a public grid (notebook 01a); float or
+    array."""
     b = laplace_scale(epsilon, sensitivity)
     x = check_array(value, "value")
     plan = plan_laplace(b, sensitivity, max(x.size, 1))
@@ -138,7 +142,8 @@ def gdp_sigma(mu, # GDP parameter μ > 0 (np.inf: no noise)
 def gaussian_sigma(epsilon, # ε > 0 (np.inf gives 0.0)
                    delta, # δ in (0, 1)
                    sensitivity=1.0, # l2 sensitivity Δ₂ over replace-one neighbours
-                   method:str="analytic", # "analytic" (Balle & Wang 2018, exact) or "classic" (Dwork & Roth, ε < 1 only)
+                   # "analytic" (Balle & Wang 2018, exact) or "classic" (Dwork & Roth, ε < 1 only)
+                   method:str="analytic",
                   ) -> float:
     "Noise scale σ of the Gaussian mechanism that is (ε, δ)-DP for l2 sensitivity Δ₂."
     if method not in ("analytic", "classic"):
@@ -169,7 +174,8 @@ def gaussian_mechanism(value, # query answer f(D): scalar or array
                        size:int|None=None, # that many independent releases, on a first axis (audits)
                        random_state=None, # seeds the noise only inside `reproducible_noise()` (notebook 01a)
                       ):
-    "(ε, δ)-DP release of `value` with rounded Gaussian noise of sd ≥ σ on a public grid (notebook 01a); float or array."
+    """(ε, δ)-DP release of `value` with rounded Gaussian noise of sd ≥ σ on a public grid (notebook 01a); float or
+    array."""
     sigma = gaussian_sigma(epsilon, delta, sensitivity, method=method)
     x = check_array(value, "value")
     plan = plan_gaussian(sigma, sensitivity, max(x.size, 1))

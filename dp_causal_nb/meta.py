@@ -12,7 +12,8 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 from .core import _QUIET, _REPRODUCIBLE
 from .schema import fit_covariates, query_covariates
-from .core import (PrivacyLeakWarning, check_array, check_binary_treatment, check_consistent_length, check_scalar,
+from .core import (PrivacyLeakWarning, check_array, check_binary_treatment,
+                               check_consistent_length, check_scalar,
                    check_bounds, check_in_bounds, check_epsilon_delta, spawn_generators, atomic_fit, is_private,
                    carry_noise_policy)
 from .accounting import resolve_accountant, PrivacyAccountant
@@ -68,14 +69,17 @@ def check_split(split, names) -> np.ndarray:
     if isinstance(split, dict): split = [split.get(k) for k in names] if set(split) == set(names) else None
     if split is None: raise ValueError(f"split must give one ratio per part {list(names)}")
     r = np.asarray(split, dtype=float)
-    if r.shape != (len(names),): raise ValueError(f"split must give {len(names)} ratios (parts {list(names)}), got {r.shape}")
-    if not np.all(np.isfinite(r)) or np.any(r <= 0): raise ValueError("every split ratio must be positive (no empty part)")
+    if r.shape != (len(names),):
+        raise ValueError(f"split must give {len(names)} ratios (parts {list(names)}), got {r.shape}")
+    if not np.all(np.isfinite(r)) or np.any(r <= 0):
+        raise ValueError("every split ratio must be positive (no empty part)")
     if abs(r.sum() - 1) > 1e-9: raise ValueError(f"split ratios must sum to 1, got {r.sum():.6g}")
     return r
 
 def split_sizes(n:int, ratios) -> np.ndarray:
     "Public part sizes ⌊λ_j n⌋ plus the remainder, one by one, to the first parts; refuses an empty part."
-    r = np.asarray(ratios, float); sizes = np.floor(r * n).astype(int)
+    r = np.asarray(ratios, float)
+    sizes = np.floor(r * n).astype(int)
     sizes[: n - sizes.sum()] += 1
     if np.any(sizes < 1): raise ValueError(f"n={n} is too small for the split ratios: some part would be empty")
     return sizes
@@ -107,7 +111,9 @@ def configure_base(template, *, epsilon, delta, x_bounds, y_bounds=None, weight_
     model = clone(template)
     for k in ("dp_epsilon_", "dp_delta_", "dp_source_"):                  # a declaration survives the clone
         if hasattr(template, k): setattr(model, k, getattr(template, k))
-    p = model.get_params(deep=False); lo, hi = x_bounds; new = {}
+    p = model.get_params(deep=False)
+    lo, hi = x_bounds
+    new = {}
     if isinstance(model, _DPERM) or _is_ebm(model): new.update(epsilon=epsilon, delta=delta)
     if isinstance(model, _DPERM):
         fm = p.get("feature_map")
@@ -128,9 +134,10 @@ def configure_base(template, *, epsilon, delta, x_bounds, y_bounds=None, weight_
             new.update(privacy_target_min=float(y_bounds[0]), privacy_target_max=float(y_bounds[1]))
     if weight_bound is not None:   # a weighted module (T/X-learners, R-learner final stage)
         if _is_ebm(model):
-            raise ValueError("DP-EBM cannot be a weighted module (T/X-learner outcome and effect models, R-learner final "
-                             "stage): interpret refuses zero weights and its guarantee is not stated for weighted "
-                             "records; use it in DPSLearner / DPDRLearner or for the R-learner's nuisances")
+            raise ValueError("DP-EBM cannot be a weighted module (T/X-learner outcome and effect "
+                             "models, R-learner final stage): interpret refuses zero weights and its guarantee is "
+                             "not stated for weighted records; use it in DPSLearner / DPDRLearner or for "
+                             "the R-learner's nuisances")
         if not isinstance(model, _DPERM) and not has_fit_parameter(model, "sample_weight"):
             raise TypeError(f"{type(model).__name__} takes no sample_weight, which this module needs")
     model.set_params(**new)
@@ -151,25 +158,27 @@ def _declared_private(model) -> bool:
 def _fit_base(model, X, y, sample_weight=None):
     """Fit one module on its part; returns (fitted model, messages of privacy warnings raised by it).
 
-    A classifier module (the propensity model, of any kind) is given two PUBLIC pseudo-records, one of each class, at a fixed
-    covariate row: its fitted class set (`classes_`, interpret's `link_`) is then [0, 1] on every dataset, so it cannot
-    reveal whether the part holds a treated record, and it never fails for lack of a class. The part's size stays
-    public and the base learner's guarantee holds on the augmented part for the same replace-one neighbours.
+    A classifier module (the propensity model, of any kind) is given two PUBLIC pseudo-records, one of each class, at a
+    fixed covariate row: its fitted class set (`classes_`, interpret's `link_`) is then [0, 1] on every dataset, so it
+    cannot reveal whether the part holds a treated record, and it never fails for lack of a class. The part's size
+    stays public and the base learner's guarantee holds on the augmented part for the same replace-one neighbours.
 
     A user's (non-library) WEIGHTED module declared private (finite ε; at ε = ∞ nothing is added, so the non-private
     pipeline is reproduced exactly) gets one public pseudo-record (the same row, target 0, weight 1e-3): a part
     holding no record of the module's arm then does not hand the model all-zero weights (scikit-learn raises on them,
     on one neighbour only). Any other failure of a user's module gives `_PublicFallback` (a public constant), and
-    `_predict` maps an exception or a
-    non-finite prediction to the same public fill: the release then depends on the data only through the declared
-    model's output (post-processing), never through an exception (adversarial review, session 4). The fit runs under
+    `_predict` maps an exception or a non-finite prediction to the same public fill: the release then depends on the
+    data only through the declared model's output (post-processing), never through an exception. The fit runs under
     the library's warnings lock, so a module's data-dependent warning cannot escape through another thread's capture."""
     if isinstance(model, _DPERM): model.set_params(accountant=PrivacyAccountant())
     if sample_weight is None and hasattr(model, "predict_proba"):   # a classifier module (every kind: one rule)
-        X = np.vstack([X, np.tile(_pseudo_point(model, X.shape[1]), (2, 1))]); y = np.concatenate([np.asarray(y), [0, 1]])
-    if sample_weight is not None and _declared_private(model):     # a user's private weighted module: one public pseudo-record
+        X = np.vstack([X, np.tile(_pseudo_point(model, X.shape[1]), (2, 1))])
+        y = np.concatenate([np.asarray(y), [0, 1]])
+    # a user's private weighted module: one public pseudo-record
+    if sample_weight is not None and _declared_private(model):
         X = np.vstack([X, _pseudo_point(model, X.shape[1])[None, :]])   # (target 0, weight 1e-3), so a part holding no
-        y = np.concatenate([np.asarray(y, float), [0.0]])             # record of the module's arm is not all-zero weights
+        # record of the module's arm is not all-zero weights
+        y = np.concatenate([np.asarray(y, float), [0.0]])
         sample_weight = np.concatenate([np.asarray(sample_weight, float), [1e-3]])
     with _QUIET, warnings.catch_warnings(record=True) as rec, np.errstate(all="ignore"):   # one capture at a time:
         warnings.simplefilter("always")          # catch_warnings is process-wide (threads, Dask workers share it)
@@ -179,11 +188,13 @@ def _fit_base(model, X, y, sample_weight=None):
         except Exception:                        # a user's module failed on its part (e.g. weights all 0: no record of
             if isinstance(model, _DPERM): raise  # its arm): a public constant, the same on every dataset (library
             model = _PublicFallback(0.5 if sample_weight is None and hasattr(model, "predict_proba") else 0.0)
-    leaks = [str(w.message) for w in rec if issubclass(w.category, PrivacyLeakWarning) or "privacy" in str(w.message).lower()]
+    leaks = [str(w.message) for w in rec if issubclass(w.category, PrivacyLeakWarning)
+             or "privacy" in str(w.message).lower()]
     return model, leaks
 
 class _PublicFallback:
-    "A module whose fit raised: predicts a public constant (0 for a regressor, 1/2 for a propensity), whatever the data."
+    """A module whose fit raised: predicts a public constant (0 for a regressor, 1/2 for a propensity), whatever the
+    data."""
     classes_ = np.array([0, 1])
     def __init__(self, value:float): self.value = float(value)
     def predict(self, X): return np.full(len(X), self.value)
@@ -222,13 +233,15 @@ class _DPMetaLearner(BaseEstimator):
     def _templates(self):
         # default λ (public): 0.1 for nuisances, 1 for the final stage, whose targets have the wide range ±R/κ; the
         # output-perturbation noise scales like (1 + R/√λ)/(nλ), so λ = 0.01 (the erm default) drowns n ≤ 10⁴ in noise
-        return dict(propensity=DPLogisticRegression(lam=0.1) if self.propensity_model is None else self.propensity_model,
+        return dict(propensity=DPLogisticRegression(lam=0.1) if self.propensity_model is None
+                    else self.propensity_model,
                     outcome=DPRidgeRegression(lam=0.1) if self.outcome_model is None else self.outcome_model,
                     final=DPRidgeRegression(lam=1.0) if self.final_model is None else self.final_model)
 
     def _public(self, n, p, x_bounds="declared"):
         "All public inputs, validated before the data is read beyond its shape."
-        if self.outcome_bounds is None: raise ValueError("outcome_bounds must be declared as public (lower, upper) bounds")
+        if self.outcome_bounds is None:
+            raise ValueError("outcome_bounds must be declared as public (lower, upper) bounds")
         if self.x_bounds is None: raise ValueError("x_bounds must be declared as public (lower, upper) bounds")
         ylo, yhi = check_bounds(self.outcome_bounds, "outcome_bounds", 1)
         xb = check_bounds(self.x_bounds if isinstance(x_bounds, str) else x_bounds, "x_bounds", n_features=p)
@@ -248,13 +261,15 @@ def _meta_fit(self, Y, T, X):
     yb, xb, eps, dlt, k, sizes = self._public(n, X.shape[1], cov.x_bounds)
     names = self._parts
     seeds = spawn_generators(self.random_state, len(names) + 1)
-    as_seed = (lambda g: int(g.integers(2**31 - 1))) if isinstance(self.random_state, (numbers.Integral, np.random.SeedSequence)) else (lambda g: g)
+    seeded = isinstance(self.random_state, (numbers.Integral, np.random.SeedSequence))
+    as_seed = (lambda g: int(g.integers(2**31 - 1))) if seeded else (lambda g: g)
     mods = self._modules(yb, xb, eps, dlt, k, {nm: as_seed(g) for nm, g in zip(names, seeds[1:])})
     cost = [g for _, g in mods.values()]
     total = (max(e for e, _ in cost), max(d for _, d in cost))
     if not is_private(total[0]): total = (np.inf, 0.0)
     acc = resolve_accountant(self.accountant)
-    if not hasattr(acc, "check") or not hasattr(acc, "parallel"): raise TypeError("accountant must be a PrivacyAccountant")
+    if not hasattr(acc, "check") or not hasattr(acc, "parallel"):
+        raise TypeError("accountant must be a PrivacyAccountant")
     acc.check(*total)                                              # BudgetError before any noise, nothing recorded
     label = self.label or f"{type(self).__name__} (Niu et al. Thm 6: parallel composition)"
     with acc.parallel(label) as block:
@@ -268,7 +283,8 @@ def _meta_fit(self, Y, T, X):
     fitted, leaks = self._stages({nm: m for nm, (m, _) in mods.items()}, idx, Y, T, X, yb, k)
     for msg in dict.fromkeys(leaks): warnings.warn(f"a base learner warned: {msg}", PrivacyLeakWarning, stacklevel=3)
     self.models_, self.x_bounds_, self.outcome_bounds_ = fitted, xb, yb
-    self.part_sizes_ = dict(zip(names, sizes.tolist())); self.n_features_in_ = X.shape[1]
+    self.part_sizes_ = dict(zip(names, sizes.tolist()))
+    self.n_features_in_ = X.shape[1]
     self.epsilon_spent_, self.delta_spent_, self.charged_to_ = total[0], total[1], acc
     return self
 
@@ -345,13 +361,16 @@ class DPXLearner(_DPMetaLearner):
     def _modules(self, yb, xb, eps, dlt, k, seeds):
         t, R = self._templates(), yb[1] - yb[0]
         c = dict(epsilon=eps, delta=dlt, x_bounds=xb)
-        mods = {f"outcome{a}": configure_base(t["outcome"], y_bounds=yb, weight_bound=1.0, seed=seeds[f"outcome{a}"], **c) for a in (0, 1)}
+        mods = {f"outcome{a}": configure_base(t["outcome"], y_bounds=yb, weight_bound=1.0, seed=seeds[f"outcome{a}"],
+                                              **c) for a in (0, 1)}
         mods["propensity"] = configure_base(t["propensity"], seed=seeds["propensity"], **c)
-        mods.update({f"effect{a}": configure_base(t["final"], y_bounds=(-R, R), weight_bound=1.0, seed=seeds[f"effect{a}"], **c) for a in (0, 1)})
+        mods.update({f"effect{a}": configure_base(t["final"], y_bounds=(-R, R), weight_bound=1.0,
+                                                  seed=seeds[f"effect{a}"], **c) for a in (0, 1)})
         return mods
     def _stages(self, mods, idx, Y, T, X, yb, k):
         w = lambda nm, a: (T[idx[nm]] == a).astype(float)
-        s1, l1 = self._run_stage({nm: (mods[nm], X[idx[nm]], Y[idx[nm]], w(nm, a)) for a, nm in enumerate(("outcome0", "outcome1"))}
+        s1, l1 = self._run_stage({nm: (mods[nm], X[idx[nm]], Y[idx[nm]], w(nm, a))
+                                  for a, nm in enumerate(("outcome0", "outcome1"))}
                                  | dict(propensity=(mods["propensity"], X[idx["propensity"]], T[idx["propensity"]])))
         mu = lambda a, i: clip_nuisances(mu0=_predict(s1[f"outcome{a}"], X[i]), y_bounds=yb).mu0
         i0, i1 = idx["effect0"], idx["effect1"]
@@ -360,11 +379,13 @@ class DPXLearner(_DPMetaLearner):
         self.propensity_clip_ = k
         return s1 | s2, l1 + l2
     def _tau(self, X):
-        e = clip_nuisances(_predict(self.models_["propensity"], X, proba=True), propensity_clip=self.propensity_clip_).pi
+        e = clip_nuisances(_predict(self.models_["propensity"], X, proba=True),
+                           propensity_clip=self.propensity_clip_).pi
         return e * _predict(self.models_["effect0"], X) + (1 - e) * _predict(self.models_["effect1"], X)
 
 # %% ../nbs/17_meta_learners.ipynb #8053e807
-def r_stage_sensitivity(n:int, lam:float, *, residual_bound:float, propensity_clip:float, norm_bound:float=1.0) -> float:
+def r_stage_sensitivity(n:int, lam:float, *, residual_bound:float, propensity_clip:float,
+                        norm_bound:float=1.0) -> float:
     "Replace-one l2 sensitivity Δ_R = 2·R_x·(1−κ)·R·(1 + (1−κ)·R_x/√λ)/(n·λ) of the R-learner's final-stage minimiser."
     s = 1.0 - propensity_clip
     return 2.0 * norm_bound * s * residual_bound * (1.0 + s * norm_bound / np.sqrt(lam)) / (n * lam)
@@ -400,23 +421,30 @@ class DPRStageRidge(DPRidgeRegression):
     """
     def __init__(self, epsilon:float=1.0, delta:float=1e-5, lam:float=1.0, residual_bound=None, propensity_clip=None,
                  feature_map=None, x_bounds=None, accountant=None, label:str|None=None, random_state=None):
-        self.epsilon, self.delta, self.lam, self.residual_bound, self.propensity_clip = epsilon, delta, lam, residual_bound, propensity_clip
-        self.feature_map, self.x_bounds, self.accountant, self.label, self.random_state = feature_map, x_bounds, accountant, label, random_state
+        self.epsilon, self.delta, self.lam = epsilon, delta, lam
+        self.residual_bound, self.propensity_clip = residual_bound, propensity_clip
+        self.feature_map, self.x_bounds, self.accountant = feature_map, x_bounds, accountant
+        self.label, self.random_state = label, random_state
         self.method, self.allow_inferred_bounds = "output", False
 
 # %% ../nbs/17_meta_learners.ipynb #019eba97
 def _rstage_fit(self, X, y, sample_weight=None):
     if self.residual_bound is None or self.propensity_clip is None:
         raise ValueError("DPRStageRidge: declare the public residual_bound (outcome range R) and propensity_clip κ")
-    if sample_weight is None: raise ValueError("DPRStageRidge fits the weighted R-learner stage: pass sample_weight = (T − ê)²")
+    if sample_weight is None:
+        raise ValueError("DPRStageRidge fits the weighted R-learner stage: pass sample_weight = (T − ê)²")
     if self.x_bounds is None and getattr(self.feature_map, "x_bounds", None) is None:
         raise ValueError("DPRStageRidge: declare x_bounds (here or on the feature map)")
     R, k = check_scalar(self.residual_bound, "residual_bound", low=0), check_propensity_clip(self.propensity_clip)
     lam, eps = check_scalar(self.lam, "lam", low=0), check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
-    X, y, w = check_array(X, "X", ndim=2), check_array(y, "y", ndim=1), check_array(sample_weight, "sample_weight", ndim=1)
-    n = check_consistent_length(X=X, y=y, sample_weight=w); eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
-    fm = self._bind_feature_map(X, ()); Rx = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
-    if lam < LAM_FLOOR * (1 - k) ** 2 * Rx * Rx: raise ValueError(f"lam must be at least {LAM_FLOOR * (1 - k) ** 2 * Rx * Rx:.3g}")
+    X, y, w = (check_array(X, "X", ndim=2), check_array(y, "y", ndim=1),
+               check_array(sample_weight, "sample_weight", ndim=1))
+    n = check_consistent_length(X=X, y=y, sample_weight=w)
+    eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
+    fm = self._bind_feature_map(X, ())
+    Rx = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
+    if lam < LAM_FLOOR * (1 - k) ** 2 * Rx * Rx:
+        raise ValueError(f"lam must be at least {LAM_FLOOR * (1 - k) ** 2 * Rx * Rx:.3g}")
     y, w = r_stage_clip(y, w, R, k)                                    # per-record: the hypotheses of Δ_R hold
     Phi = _project_rows(fm.transform(X), Rx)
     theta, _ = solve_ridge(Phi, y, lam, w)
@@ -432,8 +460,10 @@ DPRStageRidge._fit = _rstage_fit
 def _r_final(template, residual_bound, propensity_clip):
     "The R-learner's final module: a plain DPRidgeRegression template becomes a DPRStageRidge (same λ, feature map)."
     p = template.get_params(deep=False) if type(template) is DPRidgeRegression else {}
-    if not p or p["allow_inferred_bounds"]: return template      # refused later by template_guarantee, as for any module
-    return DPRStageRidge(lam=p["lam"], feature_map=p["feature_map"], residual_bound=residual_bound, propensity_clip=propensity_clip)
+    # refused later by template_guarantee, as for any module
+    if not p or p["allow_inferred_bounds"]: return template
+    return DPRStageRidge(lam=p["lam"], feature_map=p["feature_map"], residual_bound=residual_bound,
+                         propensity_clip=propensity_clip)
 
 # %% ../nbs/17_meta_learners.ipynb #b124b300
 class _DPOrthoMeta(_DPMetaLearner):
@@ -442,7 +472,8 @@ class _DPOrthoMeta(_DPMetaLearner):
         t, tb = self._templates(), target_bounds(self._kind, yb, k)
         c = dict(epsilon=eps, delta=dlt)
         fin = _r_final(t["final"], yb[1] - yb[0], k) if self._kind == "r" else t["final"]
-        fkw = {} if isinstance(fin, DPRStageRidge) else dict(y_bounds=tb["phi"], weight_bound=tb["rho"][1] if self._kind == "r" else None)
+        fkw = {} if isinstance(fin, DPRStageRidge) else dict(y_bounds=tb["phi"],
+                                                             weight_bound=tb["rho"][1] if self._kind == "r" else None)
         return dict(propensity=configure_base(t["propensity"], x_bounds=xb, seed=seeds["propensity"], **c),
                     outcome=configure_base(t["outcome"], x_bounds=_design_bounds(*xb) if self._kind == "dr" else xb,
                                            y_bounds=yb, seed=seeds["outcome"], **c),
@@ -450,12 +481,14 @@ class _DPOrthoMeta(_DPMetaLearner):
     def _stages(self, mods, idx, Y, T, X, yb, k):
         ip, io, i2 = idx["propensity"], idx["outcome"], idx["final"]
         Xo = _design(X[io], T[io]) if self._kind == "dr" else X[io]
-        s1, l1 = self._run_stage(dict(propensity=(mods["propensity"], X[ip], T[ip]), outcome=(mods["outcome"], Xo, Y[io])))
+        s1, l1 = self._run_stage(dict(propensity=(mods["propensity"], X[ip], T[ip]),
+                                      outcome=(mods["outcome"], Xo, Y[io])))
         x2, n2, o = X[i2], len(i2), s1["outcome"]
         nu = (dict(mu0=_predict(o, _design(x2, np.zeros(n2))), mu1=_predict(o, _design(x2, np.ones(n2))))
               if self._kind == "dr" else dict(m=_predict(o, x2)))
         nu = clip_nuisances(_predict(s1["propensity"], x2, proba=True), y_bounds=yb, propensity_clip=k, **nu)._asdict()
-        phi, rho = orthogonal_targets(Y[i2], T[i2], learner=self._kind, **{a: v for a, v in nu.items() if v is not None})
+        phi, rho = orthogonal_targets(Y[i2], T[i2], learner=self._kind,
+                                      **{a: v for a, v in nu.items() if v is not None})
         s2, l2 = self._run_stage(dict(final=(mods["final"], x2, phi, rho if self._kind == "r" else None)))
         return s1 | s2, l1 + l2
     def _tau(self, X): return _predict(self.models_["final"], X)

@@ -23,11 +23,13 @@ def base_learners(kind:str="linear", n_components:int=20, bandwidth:float=1.0, l
                   lam_outcome:float|None=None) -> dict:
     "Base-learner templates: 'linear' (StandardizeToBounds) or 'rff' (random Fourier features, public seed 0)."
     lo = lam if lam_outcome is None else lam_outcome
-    if kind == "linear": return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lo),
+    if kind == "linear": return dict(propensity_model=DPLogisticRegression(lam=lam),
+                                     outcome_model=DPRidgeRegression(lam=lo),
                                      final_model=DPRidgeRegression(lam=lam_final))
     if kind != "rff": raise ValueError(f"kind must be 'linear' or 'rff', got {kind!r}")
     fm = lambda: RandomFourierFeatures(n_components=n_components, bandwidth=bandwidth, random_state=0)
-    return dict(propensity_model=DPLogisticRegression(lam=lam), outcome_model=DPRidgeRegression(lam=lo, feature_map=fm()),
+    return dict(propensity_model=DPLogisticRegression(lam=lam),
+                outcome_model=DPRidgeRegression(lam=lo, feature_map=fm()),
                 final_model=DPRidgeRegression(lam=lam_final, feature_map=fm()))
 
 def fit_meta(learner:str, ds, *, epsilon, delta=1e-5, kind="linear", random_state=None, propensity_clip=0.05,
@@ -48,18 +50,22 @@ def _cell(setup, n, eps, learner, reps, n_test, seed, kind, delta, lam="fixed"):
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     test_seed, *rep_seeds = ss.spawn(1 + reps)
     s = NiuSetup(setup) if isinstance(setup, str) else setup
-    xt = s.sample(n_test, np.random.default_rng(test_seed)); mse = var = 0.0
+    xt = s.sample(n_test, np.random.default_rng(test_seed))
+    mse = var = 0.0
     for rs in rep_seeds:
         sa, sb, fa, fb = (int(c.generate_state(1)[0]) for c in rs.spawn(4))
-        ta = fit_meta(learner, s.sample(n, sa), epsilon=eps, delta=delta, kind=kind, random_state=fa, lam=lam).effect(xt.X)
-        tb = fit_meta(learner, s.sample(n, sb), epsilon=eps, delta=delta, kind=kind, random_state=fb, lam=lam).effect(xt.X)
+        ta = fit_meta(learner, s.sample(n, sa), epsilon=eps, delta=delta, kind=kind, random_state=fa,
+                      lam=lam).effect(xt.X)
+        tb = fit_meta(learner, s.sample(n, sb), epsilon=eps, delta=delta, kind=kind, random_state=fb,
+                      lam=lam).effect(xt.X)
         mse += 0.5 * np.mean((ta - xt.tau) ** 2 + (tb - xt.tau) ** 2) / reps
         var += 0.5 * np.mean((ta - tb) ** 2) / reps
     name = setup if isinstance(setup, str) else getattr(s, "name", "custom")
     return dict(setup=name, n=n, epsilon=eps, learner=learner, mse=mse, var=var, bias2=mse - var)
 
 def run_grid(setups=("A",), ns=(2000,), epsilons=(1.0,), learners=("S", "T", "X", "R", "DR"), *, reps:int=5,
-             n_test:int=2000, kind:str="linear", delta:float=1e-5, random_state:int=0, n_jobs=None, lam="fixed") -> list:
+             n_test:int=2000, kind:str="linear", delta:float=1e-5, random_state:int=0, n_jobs=None,
+             lam="fixed") -> list:
     "MSE / Bias² / Var for every (setup, n, ε, learner); one public seed per cell (joblib order never matters)."
     cells = [(s, n, e, l) for s in setups for n in ns for e in epsilons for l in learners]
     seeds = np.random.SeedSequence(random_state).spawn(len(cells))
@@ -74,7 +80,8 @@ def table(rows, metric="mse", fmt="{:9.3f}") -> str:
     val = {(r["setup"], r["n"], r["epsilon"], r["learner"]): r[metric] for r in rows}
     out = [f"{metric}\n{'setup':>5} {'n':>6} {'eps':>5} " + " ".join(f"{l:>9}" for l in learners)]
     for k in keys:
-        out.append(f"{k[0]:>5} {k[1]:>6} {k[2]:>5g} " + " ".join(fmt.format(val[k + (l,)]) if k + (l,) in val else " " * 9 for l in learners))
+        out.append(f"{k[0]:>5} {k[1]:>6} {k[2]:>5g} "
+                   + " ".join(fmt.format(val[k + (l,)]) if k + (l,) in val else " " * 9 for l in learners))
     return "\n".join(out)
 
 # %% ../nbs/18_meta_experiments.ipynb #a08fd026
@@ -94,13 +101,16 @@ def lam_rule(sensitivity, epsilon:float, delta:float, d:int, scale:float, *, bia
     return float(_LAM_GRID[np.argmin(risk)])
 
 # %% ../nbs/18_meta_experiments.ipynb #32f788ea
-def _ridge_sens(n, B, wb=1.0): return lambda l: erm_sensitivity(n, l, lipschitz=ridge_lipschitz(B, l, 1.0, wb), norm_bound=1.0, weight_bound=wb)
+def _ridge_sens(n, B, wb=1.0):
+    return lambda l: erm_sensitivity(n, l, lipschitz=ridge_lipschitz(B, l, 1.0, wb), norm_bound=1.0, weight_bound=wb)
 
 def module_lams(learner:str, n:int, epsilon:float, delta:float, p:int, y_bounds, propensity_clip:float, *,
                 kind:str="linear", n_components:int=20, bias_weight:float=BIAS_WEIGHT) -> dict:
-    "λ of the outcome and final DP ridge modules of `learner` by `lam_rule` (public inputs only); keys of `base_learners`."
+    """λ of the outcome and final DP ridge modules of `learner` by `lam_rule` (public inputs only); keys of
+    `base_learners`."""
     R, k = float(y_bounds[1] - y_bounds[0]), propensity_clip
-    L = LEARNERS[learner]; size = dict(zip(L._parts, split_sizes(n, L._default_split)))
+    L = LEARNERS[learner]
+    size = dict(zip(L._parts, split_sizes(n, L._default_split)))
     d_x = n_components if kind == "rff" else p + 1
     d_o = n_components if kind == "rff" else (2 * p + 2 if learner in ("S", "DR") else p + 1)
     n_o = size.get("outcome", size.get("outcome0"))
@@ -119,20 +129,25 @@ def compare_dpcate(n:int=3000, epsilons=(1.0, 8.0), *, reps:int=2, n_test:int=10
                    learners=("S", "T", "X", "R", "DR"), setup:str|None=None, lam:str="rule") -> list:
     "MSE of each meta-learner (rff bases) and of DPCATE ('dr', 'r') at the same (n, ε); data: Dataset 1 or a Niu setup."
     from dp_causal_nb.cate import DPCATE
-    ss = np.random.SeedSequence(random_state); test_seed, *rep_seeds = ss.spawn(1 + reps)
-    xt = _draw(setup, n_test, np.random.default_rng(test_seed)); out = []
+    ss = np.random.SeedSequence(random_state)
+    test_seed, *rep_seeds = ss.spawn(1 + reps)
+    xt = _draw(setup, n_test, np.random.default_rng(test_seed))
+    out = []
     for eps in epsilons:
         acc = {l: 0.0 for l in learners} | {"DPCATE-dr": 0.0, "DPCATE-r": 0.0}
         for rs in rep_seeds:
             sd, sf = (int(c.generate_state(1)[0]) for c in rs.spawn(2))
             ds = _draw(setup, n, sd)
             for l in learners:
-                acc[l] += np.mean((fit_meta(l, ds, epsilon=eps, kind="rff", random_state=sf, lam=lam).effect(xt.X) - xt.tau) ** 2) / reps
+                acc[l] += np.mean((fit_meta(l, ds, epsilon=eps, kind="rff", random_state=sf,
+                                            lam=lam).effect(xt.X) - xt.tau) ** 2) / reps
             for lr in ("dr", "r"):
                 m = DPCATE(learner=lr, epsilon=eps, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
-                           accountant=PrivacyAccountant(), random_state=sf, out_of_bounds="clip").fit(ds.Y, ds.T, X=ds.X)
+                           accountant=PrivacyAccountant(), random_state=sf,
+                           out_of_bounds="clip").fit(ds.Y, ds.T, X=ds.X)
                 acc[f"DPCATE-{lr}"] += np.mean((m.effect(xt.X) - xt.tau) ** 2) / reps
-        out += [dict(setup="Dataset 1" if setup is None else setup, n=n, epsilon=eps, learner=k, mse=v) for k, v in acc.items()]
+        out += [dict(setup="Dataset 1" if setup is None else setup, n=n, epsilon=eps, learner=k, mse=v)
+                for k, v in acc.items()]
     return out
 
 def verdict(rows) -> str:
@@ -142,6 +157,7 @@ def verdict(rows) -> str:
         rs = [r for r in rows if (r["setup"], r["n"], r["epsilon"]) == key]
         m = min((r["mse"], r["learner"]) for r in rs if not r["learner"].startswith("DPCATE"))
         c = min((r["mse"], r["learner"]) for r in rs if r["learner"].startswith("DPCATE"))
-        out.append(f"{key[0]:>9} n={key[1]:>6} ε={key[2]:>4g}: best meta-learner {m[1]:<3} MSE {m[0]:8.3g} | best {c[1]:<9} "
-                   f"MSE {c[0]:8.3g} → {'meta-learner wins' if m[0] < c[0] else 'DPCATE wins'} (ratio {c[0] / m[0]:.2g})")
+        out.append(f"{key[0]:>9} n={key[1]:>6} ε={key[2]:>4g}: best meta-learner {m[1]:<3} MSE "
+                   f"{m[0]:8.3g} | best {c[1]:<9} MSE {c[0]:8.3g} → "
+                   f"{'meta-learner wins' if m[0] < c[0] else 'DPCATE wins'} (ratio {c[0] / m[0]:.2g})")
     return "\n".join(out)

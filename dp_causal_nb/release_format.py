@@ -115,7 +115,8 @@ def save_release(path, kind:str, arrays:dict, meta:dict):
     for name, a in arrays.items():
         if not isinstance(name, str) or not name or name == _META: raise ValueError(f"invalid array name {name!r}")
         a = np.asarray(a)
-        if a.dtype.kind not in "biuf": raise TypeError(f"array {name!r}: only numeric arrays can be stored, got {a.dtype}")
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"array {name!r}: only numeric arrays can be stored, got {a.dtype}")
         clean[name] = a
     doc = json.dumps({"format": FORMAT, "version": VERSION, "kind": kind, "meta": _encode(meta)}, allow_nan=False)
     _parse_meta(doc.encode("utf-8"), "meta")                        # within the limits the loader applies

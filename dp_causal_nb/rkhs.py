@@ -49,7 +49,8 @@ class AbsoluteLoss(LipschitzLoss):
 class HuberLoss(LipschitzLoss):
     "ℓ = ½r² for |r| <= c, c|r| - ½c² otherwise (r = ŷ - y); L = c, zone 1."
     zone = 1.0
-    def __init__(self, threshold:float=1.0): self.threshold = self.lipschitz = check_scalar(threshold, "threshold", low=0)
+    def __init__(self, threshold:float=1.0):
+        self.threshold = self.lipschitz = check_scalar(threshold, "threshold", low=0)
     def value(self, r):
         c, a = self.threshold, np.abs(r)
         return np.where(a <= c, 0.5 * r * r, c * a - 0.5 * c * c)
@@ -75,11 +76,13 @@ def squared_loss_bound(phi_bound:float, # public bound B_φ on |φ|
                        *, lam:float, bandwidth:float, q:int, rho_max:float=1.0) -> float:
     "Public B with |ĝ(x) - φ| <= B for every fitted ĝ: B = B_φ (1 + sqrt(κ ρ_max / λ)) (derivation above)."
     B = check_scalar(phi_bound, "phi_bound", low=0)
-    lam = check_lam(lam); rho_max = check_scalar(rho_max, "rho_max", low=0)
+    lam = check_lam(lam)
+    rho_max = check_scalar(rho_max, "rho_max", low=0)
     return B * (1.0 + math.exp(0.5 * (log_kernel_diag(q, bandwidth) + math.log(rho_max) - math.log(lam))))
 
 def check_loss(loss) -> LipschitzLoss:
-    "Accept a Huber-type `LipschitzLoss` (or 'absolute' / 'huber'); reject anything without a public Lipschitz constant."
+    """Accept a Huber-type `LipschitzLoss` (or 'absolute' / 'huber'); reject anything without a public Lipschitz
+    constant."""
     if isinstance(loss, str):
         if loss == "absolute": return AbsoluteLoss()
         if loss == "huber": return HuberLoss()
@@ -105,7 +108,9 @@ def solver_tolerance(loss:LipschitzLoss, *, lam:float, n:int, log_kappa:float, r
                      solver_tol:float|None=None, # a public τ of the user's (J units); None: λ(fΔ)²/2
                      fraction:float=SOLVER_FRACTION) -> dict:
     "Public τ (gap of J), its normalised form τ̂ = τn/L², the floor φ̄ and the fit's error bound √(τ/(2λ)). No data."
-    loss = check_loss(loss); lam = check_lam(lam); rho_max = check_scalar(rho_max, "rho_max", low=0)
+    loss = check_loss(loss)
+    lam = check_lam(lam)
+    rho_max = check_scalar(rho_max, "rho_max", low=0)
     if not isinstance(n, numbers.Integral) or n < 1: raise ValueError(f"n must be an integer >= 1, got {n!r}")
     L, m = loss.lipschitz, loss.zone
     la = log_kappa - math.log(2 * lam * n)                          # log a, a = κ/(2λn)
@@ -121,7 +126,8 @@ def solver_tolerance(loss:LipschitzLoss, *, lam:float, n:int, log_kappa:float, r
         t_hat = check_scalar(solver_tol, "solver_tol", low=0) * n / L ** 2
         if t_hat < FLOOR_MARGIN * floor:
             raise ValueError(f"solver_tol={solver_tol:g} is below {FLOOR_MARGIN:g}x the double-precision floor of the "
-                             f"duality-gap certificate for n={n} ({FLOOR_MARGIN * floor * L ** 2 / n:.3g}); use a larger "
+                             f"duality-gap certificate for n={n} "
+                             f"({FLOOR_MARGIN * floor * L ** 2 / n:.3g}); use a larger "
                              "solver_tol (a public choice) or None")
     log_tau = math.log(t_hat) + 2 * math.log(L) - math.log(n) if solver_tol is None else math.log(solver_tol)
     return dict(tau=math.exp(log_tau) if solver_tol is None else float(solver_tol), tau_hat=t_hat, floor=floor,
@@ -130,7 +136,8 @@ def solver_tolerance(loss:LipschitzLoss, *, lam:float, n:int, log_kappa:float, r
 # %% ../nbs/09_rkhs.ipynb #4ca8a738
 def _fy_terms(rh, s, m):
     "Fenchel–Young terms t̂_i = ℓ̂_m(r̂) + ℓ̂_m*(-s) + s r̂ >= 0 (closed forms, no cancellation; 0 at the right bound)."
-    a = np.abs(rh); p = 1.0 + s * np.where(rh >= 0, 1.0, -1.0)     # p = 1 + s·sign(r̂) in [0, 2]
+    a = np.abs(rh)
+    p = 1.0 + s * np.where(rh >= 0, 1.0, -1.0)     # p = 1 + s·sign(r̂) in [0, 2]
     lin = p * (a - 0.5 * m * (2.0 - p))
     if m == 0: return lin
     z = np.where(a <= m, rh + m * s, 0.0)                           # (no overflow for huge r̂)
@@ -149,7 +156,8 @@ class _BoxQP:
     def s(self, v): return np.where(v >= self.th, 1.0, np.where(v <= -self.th, -1.0, v * self.it))
     def resid(self, v): return self.ca * (self.k @ (self.rho * v)) - self.ph          # r̂ = (ĝ(x_i) - φ_i)/L
     def grad(self, rh, v): return self.rho * (rh + self.m * self.s(v))
-    def F(self, v, rh): return float(0.5 * np.dot(self.rho * v, rh - self.ph) + 0.5 * self.m * self.it * np.dot(self.rho, v * v))
+    def F(self, v, rh):
+        return float(0.5 * np.dot(self.rho * v, rh - self.ph) + 0.5 * self.m * self.it * np.dot(self.rho, v * v))
     def Qff(self, F, shift=0.0):
         A = self.ca * (self.rho[F, None] * self.k[np.ix_(F, F)] * self.rho[None, F])
         A[np.diag_indices_from(A)] += self.m * self.rho[F] * self.it + shift
@@ -168,7 +176,8 @@ class _BoxQP:
 # %% ../nbs/09_rkhs.ipynb #b03a7ad8
 def _chol(A):
     "Cholesky factor of A, with a tiny diagonal shift if A is numerically singular (None if that fails)."
-    d = max(float(np.max(np.diag(A))), 1e-300); mu = 0.0
+    d = max(float(np.max(np.diag(A))), 1e-300)
+    mu = 0.0
     for _ in range(25):
         try: return linalg.cho_factor(A + mu * np.eye(len(A)), lower=True, check_finite=False)
         except (linalg.LinAlgError, ValueError): mu = max(10 * mu, 1e-15 * d * len(A))
@@ -178,12 +187,14 @@ def _pdas(qp, v, steps):
     "Primal–dual active-set candidates from v (exact face solves with two refinement steps)."
     th, c, seen = qp.th, 1.0 / max(float(np.mean(qp.dg)), 1e-300), set()
     for _ in range(steps):
-        g = qp.grad(qp.resid(v), v); z = v - c * g
+        g = qp.grad(qp.resid(v), v)
+        z = v - c * g
         up, lo = z >= th, z <= -th
         key = (up.tobytes(), lo.tobytes())
         if key in seen: return
         seen.add(key)
-        w = np.where(up, th, np.where(lo, -th, v)); F = np.flatnonzero(~(up | lo))
+        w = np.where(up, th, np.where(lo, -th, v))
+        F = np.flatnonzero(~(up | lo))
         if len(F):
             ch = _chol(qp.Qff(F))
             if ch is None: return
@@ -194,17 +205,21 @@ def _pdas(qp, v, steps):
 def _newton_step(qp, v, Fv, rh, mu):
     "One projected-Newton (Levenberg–Marquardt) step with Armijo search along the projection arc; (v, F, r̂, μ)."
     th, n = qp.th, qp.n
-    g = qp.grad(rh, v); dmax = max(float(qp.dg.max()), 1e-300)
+    g = qp.grad(rh, v)
+    dmax = max(float(qp.dg.max()), 1e-300)
     eps = min(1e-2 * th, float(np.abs(v - np.clip(v - g / dmax, -th, th)).max()))
     act = ((v <= -th + eps) & (g > 0)) | ((v >= th - eps) & (g < 0))
     F = np.flatnonzero(~act)
-    d = np.zeros(n); d[act] = -g[act] / np.maximum(qp.dg[act], 1e-300)
+    d = np.zeros(n)
+    d[act] = -g[act] / np.maximum(qp.dg[act], 1e-300)
     if len(F):
         ch = _chol(qp.Qff(F, mu * dmax))
         d[F] = -linalg.cho_solve(ch, g[F], check_finite=False) if ch is not None else -g[F] / dmax
     t = 1.0
     for j in range(12):
-        vt = np.clip(v + t * d, -th, th); rt = qp.resid(vt); Ft = qp.F(vt, rt)
+        vt = np.clip(v + t * d, -th, th)
+        rt = qp.resid(vt)
+        Ft = qp.F(vt, rt)
         if Ft <= Fv + 1e-4 * float(g @ (vt - v)):
             return vt, Ft, rt, (max(mu / 10, 1e-15) if j == 0 else min(mu * 10, 1.0))
         t *= 0.5
@@ -214,10 +229,12 @@ def _solve_box_qp(qp, tau_hat, *, newton:int=30):
     "Return (v, info) with certified Σρt̂ + rounding bound <= τ̂, or after the a-priori FISTA count K. Never raises."
     th, info = qp.th, dict(newton=0, fista=0)
     def test(v):
-        rh = qp.resid(v); gap, err = qp.cert(v, rh)
+        rh = qp.resid(v)
+        gap, err = qp.cert(v, rh)
         return gap + err <= tau_hat, gap, err, rh
     def done(v, how, gap, err):
-        info.update(method=how, gap_over_tol=gap / tau_hat, err_over_tol=err / tau_hat); return v, info
+        info.update(method=how, gap_over_tol=gap / tau_hat, err_over_tol=err / tau_hat)
+        return v, info
     v = np.zeros(qp.n)
     if qp.m > 0:                                          # (1) the unconstrained solve
         ch = _chol(qp.Qff(np.arange(qp.n)))
@@ -241,7 +258,8 @@ def _solve_box_qp(qp, tau_hat, *, newton:int=30):
     for k in range(1, K + 1):
         xn = np.clip(y - qp.grad(qp.resid(y), y) / qp.Lq, -th, th)
         tn = 0.5 * (1 + math.sqrt(1 + 4 * t * t))
-        y = xn + ((t - 1) / tn) * (xn - x); x, t = xn, tn
+        y = xn + ((t - 1) / tn) * (xn - x)
+        x, t = xn, tn
         if k % 10 == 0:
             info["fista"] = k
             ok, gap, err, _ = test(x)
@@ -298,7 +316,8 @@ class KernelRegression:
 def rkhs_sensitivity(*, lipschitz:float, lam:float, n:int, bandwidth:float, q:int, rho_max:float=1.0,
                      version:str="corrected", log:bool=False) -> float:
     "Lemma 1: Δ_H = ρ_max L √κ / (λ n) ('corrected', from the proof) or ρ_max L κ / (λ n) ('paper', Eq. 17 as printed)."
-    L = check_scalar(lipschitz, "lipschitz", low=0); lam = check_lam(lam)
+    L = check_scalar(lipschitz, "lipschitz", low=0)
+    lam = check_lam(lam)
     rho_max = check_scalar(rho_max, "rho_max", low=0)
     if not isinstance(n, numbers.Integral) or n < 1: raise ValueError(f"n must be an integer >= 1, got {n!r}")
     lk = log_kernel_diag(q, bandwidth)
@@ -319,14 +338,17 @@ def fit_kernel_regression(X, # (n, q) training inputs
                           weighted_lipschitz:float|None=None, # public M that the release's Δ uses (sets the default τ)
                          ) -> KernelRegression:
     "Minimise (1/n) Σ ρ_i ℓ(g(x_i), φ_i) + λ ||g||²_{H_K} over the RKHS of the normalised Gaussian kernel, certified."
-    X = check_array(X, "X", ndim=2); y = check_array(y, "y", ndim=1)
+    X = check_array(X, "X", ndim=2)
+    y = check_array(y, "y", ndim=1)
     n = check_consistent_length(X=X, y=y)
     rho = np.ones(n) if weights is None else check_array(weights, "weights", ndim=1)
     check_consistent_length(X=X, weights=rho)
     rho_max = 1.0 if rho_max is None else check_scalar(rho_max, "rho_max", low=0)
     if (rho < 0).any() or (rho > rho_max).any():   # curator-level check; the releases clip weights first
         raise ValueError(f"weights must lie in [0, rho_max={rho_max:g}]")
-    h = check_bandwidth(bandwidth); lam = check_lam(lam); loss = check_loss(loss)
+    h = check_bandwidth(bandwidth)
+    lam = check_lam(lam)
+    loss = check_loss(loss)
     lk = log_kernel_diag(X.shape[1], h)
     tol = solver_tolerance(loss, lam=lam, n=n, log_kappa=lk, rho_max=rho_max, weighted_lipschitz=weighted_lipschitz,
                            solver_tol=solver_tol)
@@ -334,7 +356,8 @@ def fit_kernel_regression(X, # (n, q) training inputs
     coef, info = np.zeros(n), dict(method="zero weights")
     on = rho > 0
     if on.any():
-        with np.errstate(all="ignore"):     # no floating-point warning may depend on the data (huge targets: inf bounds)
+        # no floating-point warning may depend on the data (huge targets: inf bounds)
+        with np.errstate(all="ignore"):
             qp = _BoxQP(k[np.ix_(on, on)], rho[on], y[on] / loss.lipschitz, loss.zone, tol["log_a"])
             v, info = _solve_box_qp(qp, tol["tau_hat"])
         coef[on] = rho[on] * v
@@ -351,19 +374,22 @@ def objective(fit:KernelRegression, X, y, weights=None) -> float:
 def solver_gap(fit:KernelRegression, y, weights=None, kernel_matrix=None) -> float:
     "The certificate recomputed from the fit: J(ĝ) - D(α) = (L²/n) Σ ρ_i t̂_i (Fenchel–Young form; log-safe)."
     k = unnormalised_kernel(fit.X, fit.X, fit.bandwidth) if kernel_matrix is None else np.asarray(kernel_matrix, float)
-    y = np.asarray(y, float); rho = np.ones(len(y)) if weights is None else np.asarray(weights, float)
+    y = np.asarray(y, float)
+    rho = np.ones(len(y)) if weights is None else np.asarray(weights, float)
     L, m, on = fit.loss.lipschitz, fit.loss.zone, rho > 0
     with np.errstate(under="ignore"):
         rh = math.exp(fit.log_scale - math.log(L)) * (k[np.ix_(on, on)] @ fit.coef[on]) - y[on] / L
         s = np.clip(fit.coef[on] / rho[on] * math.exp(fit.log_scale - fit.log_kappa) * 2 * fit.lam * fit.n / L, -1, 1)
-        s = np.where(np.abs(s) >= 1 - 1e-12, np.sign(s), s)      # at its bound to rounding: at the bound (as the solver's v)
+        # at its bound to rounding: at the bound (as the solver's v)
+        s = np.where(np.abs(s) >= 1 - 1e-12, np.sign(s), s)
     return float(L ** 2 / fit.n * np.dot(rho[on], _fy_terms(rh, s, m)))
 
 def rkhs_distance(f:KernelRegression, g:KernelRegression) -> float:
     "||f - g||_{H_K} computed exactly from the Gram matrix of the union of centres (same kernel required)."
     if f.bandwidth != g.bandwidth or f.q != g.q: raise ValueError("f and g must use the same kernel")
     t = max(f.log_scale, g.log_scale)
-    Z = np.vstack([f.X, g.X]); c = np.concatenate([f.coef * math.exp(f.log_scale - t), -g.coef * math.exp(g.log_scale - t)])
+    Z = np.vstack([f.X, g.X])
+    c = np.concatenate([f.coef * math.exp(f.log_scale - t), -g.coef * math.exp(g.log_scale - t)])
     s = float(c @ unnormalised_kernel(Z, Z, f.bandwidth) @ c)
     return math.exp(0.5 * (math.log(s) + 2 * t - f.log_kappa)) if s > 0 else 0.0
 
@@ -374,7 +400,9 @@ def sensitivity_check(q:int, bandwidth:float, lam:float, n:int, loss:str="absolu
     rng = np.random.default_rng(random_state)
     worst = 0.0
     for _ in range(n_trials):
-        X = rng.uniform(0, 1, (n, q)); y = rng.uniform(-1, 1, n); w = rng.uniform(0.1, 1, n)
+        X = rng.uniform(0, 1, (n, q))
+        y = rng.uniform(-1, 1, n)
+        w = rng.uniform(0.1, 1, n)
         y[0], w[0] = 1.0, 1.0
         if loss == "absolute": L = AbsoluteLoss()
         elif loss == "huber": L = HuberLoss(0.25)
@@ -382,7 +410,8 @@ def sensitivity_check(q:int, bandwidth:float, lam:float, n:int, loss:str="absolu
         f = fit_kernel_regression(X, y, weights=w, bandwidth=bandwidth, lam=lam, loss=L)
         cands = [X[0], np.full(q, 1.0), np.zeros(q) if X[0].mean() > 0.5 else np.full(q, 1.0), rng.uniform(0, 1, q)]
         for xr in cands:
-            X2, y2 = X.copy(), y.copy(); X2[0], y2[0] = xr, -1.0
+            X2, y2 = X.copy(), y.copy()
+            X2[0], y2[0] = xr, -1.0
             g = fit_kernel_regression(X2, y2, weights=w, bandwidth=bandwidth, lam=lam, loss=L)
             worst = max(worst, rkhs_distance(f, g))
     kw = dict(lipschitz=L.lipschitz, lam=lam, n=n, bandwidth=bandwidth, q=q, rho_max=1.0)

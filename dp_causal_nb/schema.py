@@ -43,7 +43,8 @@ def _cell_key(v):
 # %% ../nbs/00a_schema.ipynb #eb7af133
 @dataclass(frozen=True)
 class NumericColumn:
-    "A numeric column with public bounds `[lo, hi]`; missing or non-numeric cells take the public `fill` (default: midpoint)."
+    """A numeric column with public bounds `[lo, hi]`; missing or non-numeric cells take the public `fill` (default:
+    midpoint)."""
     lo: float
     hi: float
     fill: float | None = None
@@ -70,8 +71,10 @@ def _check_numeric(name, c):
 # %% ../nbs/00a_schema.ipynb #fbc6b21d
 def _check_categorical(name, c):
     cats = c.categories
-    cats = () if cats is None or isinstance(cats, (str, bytes)) or not hasattr(cats, "__iter__") else tuple(map(_plain, cats))
-    if not cats: raise ValueError(f"schema column {name!r} is categorical but has no vocabulary: declare its public categories")
+    cats = (() if cats is None or isinstance(cats, (str, bytes)) or not hasattr(cats, "__iter__")
+            else tuple(map(_plain, cats)))
+    if not cats:
+        raise ValueError(f"schema column {name!r} is categorical but has no vocabulary: declare its public categories")
     keys = [_cell_key(v) if isinstance(v, (str, bool, numbers.Real)) else _UNKNOWN for v in cats]
     if any(k is _MISSING or k is _UNKNOWN or (isinstance(k, float) and not np.isfinite(k)) for k in keys):
         raise ValueError(f"schema column {name!r}: categories must be strings or finite numbers (not missing values)")
@@ -79,7 +82,8 @@ def _check_categorical(name, c):
         raise ValueError(f"schema column {name!r}: two categories have the same key (e.g. 1 and '1'): {list(cats)}")
     if c.other is not None and _cell_key(_plain(c.other)) not in keys:
         raise ValueError(f"schema column {name!r}: other={c.other!r} must be one of its categories (or None)")
-    if not isinstance(c.ordinal, (bool, np.bool_)): raise TypeError(f"schema column {name!r}: ordinal must be True or False")
+    if not isinstance(c.ordinal, (bool, np.bool_)):
+        raise TypeError(f"schema column {name!r}: ordinal must be True or False")
     if c.ordinal and c.other is not None and len(cats) < 2:
         raise ValueError(f"schema column {name!r}: an ordinal column needs at least two levels")
     return CategoricalColumn(cats, bool(c.ordinal), None if c.other is None else _plain(c.other))
@@ -99,9 +103,11 @@ def _column_spec(name, spec):
             if b is None or len(b) != 2: raise ValueError(f"schema column {name!r}: bounds must be [lower, upper]")
             return _check_numeric(name, NumericColumn(b[0], b[1], spec.get("fill")))
         if "categories" in keys and keys <= _CAT_KEYS:
-            return _check_categorical(name, CategoricalColumn(spec["categories"], spec.get("ordinal", False), spec.get("other")))
+            column = CategoricalColumn(spec["categories"], spec.get("ordinal", False), spec.get("other"))
+            return _check_categorical(name, column)
         if "categories" in keys or "bounds" in keys:
-            raise ValueError(f"schema column {name!r}: unknown keys {sorted(keys - _NUM_KEYS - _CAT_KEYS)} or both bounds and categories")
+            raise ValueError(f"schema column {name!r}: unknown keys {sorted(keys - _NUM_KEYS - _CAT_KEYS)} or "
+                             "both bounds and categories")
     elif isinstance(spec, (tuple, list)) and len(spec) == 2 and all(isinstance(b, numbers.Real) for b in spec):
         return _check_numeric(name, NumericColumn(*spec))
     raise ValueError(f"schema column {name!r}: declare numeric bounds (lower, upper) / {{'bounds': [lower, upper]}} "
@@ -140,7 +146,8 @@ def _is_frame(X): return hasattr(X, "columns") and hasattr(X, "__getitem__") and
 def _as_column(col):
     "A column as a 1-d array: array-likes (Series, ndarray) via numpy; lists cell by cell (a list cell stays one cell)."
     if hasattr(col, "__array__"): return np.asarray(col)
-    vals = list(col); a = np.empty(len(vals), dtype=object)
+    vals = list(col)
+    a = np.empty(len(vals), dtype=object)
     for i, v in enumerate(vals): a[i] = v
     return a
 
@@ -223,7 +230,8 @@ def _transform(self, X, *, name:str="X") -> np.ndarray:
     if cols is None:
         if any(isinstance(c, CategoricalColumn) for c in self.columns.values()):
             raise TypeError(f"{name}: a schema with categorical columns needs a data frame or a dict of named columns")
-        a = np.asarray(X); a = a.reshape(-1, 1) if a.ndim == 1 else a
+        a = np.asarray(X)
+        a = a.reshape(-1, 1) if a.ndim == 1 else a
         if a.ndim != 2 or a.shape[1] != len(self.columns):
             raise ValueError(f"{name}: a plain array must have {len(self.columns)} columns, one per schema column")
         cols = dict(zip(self.columns, a.T))
@@ -234,7 +242,8 @@ def _transform(self, X, *, name:str="X") -> np.ndarray:
             if c not in self.columns:
                 raise ValueError(f"{name}: column {c!r} is not declared in the schema (declare it, or extra='drop')")
     if len(next(iter(cols.values()))) == 0: raise ValueError(f"{name} must not be empty")
-    enc = [(_encode_numeric if isinstance(c, NumericColumn) else _encode_categorical)(cols[k], c) for k, c in self.columns.items()]
+    enc = [(_encode_numeric if isinstance(c, NumericColumn) else _encode_categorical)(cols[k], c)
+           for k, c in self.columns.items()]
     return np.hstack(enc)
 
 _attach(Schema, transform=_transform)
@@ -274,7 +283,8 @@ def _from_json(cls, path):
     with open(os.fspath(path)) as f: return cls.from_dict(json.load(f))
 
 def _eq(self, other): return isinstance(other, Schema) and self.to_dict() == other.to_dict()
-def _repr(self): return f"Schema({json.dumps(self.to_dict()['columns'])}" + (", inferred=True)" if self.inferred else ")")
+def _repr(self):
+    return f"Schema({json.dumps(self.to_dict()['columns'])}" + (", inferred=True)" if self.inferred else ")")
 
 _attach(Schema, to_json=_to_json, from_json=classmethod(_from_json), __eq__=_eq, __repr__=_repr)
 Schema.__hash__ = None
@@ -325,7 +335,8 @@ def infer_schema(X, *, extra:str="raise") -> Schema:
 # %% ../nbs/00a_schema.ipynb #6ae71442
 @dataclass(frozen=True)
 class Covariates:
-    "Covariates ready for an estimator: `X` (n, d) floats, `x_bounds` (lower, upper) or None, names, schema, private_ok."
+    """Covariates ready for an estimator: `X` (n, d) floats, `x_bounds` (lower, upper) or None, names, schema,
+    private_ok."""
     X: np.ndarray
     x_bounds: tuple | None
     feature_names: list
@@ -335,7 +346,8 @@ class Covariates:
 
 # %% ../nbs/00a_schema.ipynb #351f34f8
 def _unschematised(X, name, finite=True):
-    "(float array, input names or None) of covariates without a schema: the numpy contract (numeric; finite unless told)."
+    """(float array, input names or None) of covariates without a schema: the numpy contract (numeric; finite unless
+    told)."""
     cols = _named_columns(X, name)
     if cols is None: return check_array(X, name, ndim=2, finite=finite), None
     for c, a in cols.items():
@@ -370,7 +382,8 @@ def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
 
     Examples
     --------
-    >>> cov = resolve_covariates({"age": [30, 41], "sex": ["f", "m"]}, {"age": (20, 80), "sex": {"categories": ["f", "m"]}})
+    >>> cov = resolve_covariates({"age": [30, 41], "sex": ["f", "m"]},
+    ...                          {"age": (20, 80), "sex": {"categories": ["f", "m"]}})
     >>> cov.feature_names, cov.x_bounds[1]
     (['age', 'sex=f', 'sex=m', 'sex=<other>'], array([80.,  1.,  1.,  1.]))
     """
@@ -380,7 +393,8 @@ def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
             warnings.warn(f"{name}: the schema was inferred from the data: the release is not differentially private",
                           PrivacyLeakWarning, stacklevel=2)
         eb = schema.encoded_bounds()
-        return Covariates(schema.transform(X, name=name), (eb[:, 0].copy(), eb[:, 1].copy()), schema.feature_names_out(),
+        return Covariates(schema.transform(X, name=name), (eb[:, 0].copy(), eb[:, 1].copy()),
+                          schema.feature_names_out(),
                           list(schema.columns), schema, not schema.inferred)
     arr, names_in = _unschematised(X, name, finite=False)
     xb = None if x_bounds is None else check_bounds(x_bounds, "x_bounds", n_features=arr.shape[1])
@@ -460,7 +474,8 @@ def fit_covariates(est, X, x_bounds, *, name:str="X") -> Covariates:
     Examples
     --------
     >>> class Est: pass
-    >>> cov = fit_covariates(e := Est(), {"age": [30, 41], "sex": ["f", "m"]}, {"age": (20, 80), "sex": {"categories": ["f", "m"]}})
+    >>> cov = fit_covariates(e := Est(), {"age": [30, 41], "sex": ["f", "m"]},
+    ...                      {"age": (20, 80), "sex": {"categories": ["f", "m"]}})
     >>> e.feature_names_in_.tolist(), e.feature_names_out_.tolist(), e.n_features_in_
     (['age', 'sex'], ['age', 'sex=f', 'sex=m', 'sex=<other>'], 4)
     """
@@ -469,7 +484,8 @@ def fit_covariates(est, X, x_bounds, *, name:str="X") -> Covariates:
     elif hasattr(est, "feature_names_in_"): del est.feature_names_in_
     est.feature_names_out_ = np.array(cov.feature_names, dtype=object)
     est.schema_, est.n_features_in_ = cov.schema, cov.X.shape[1]
-    if not cov.private_ok: est.bounds_inferred_ = tuple(dict.fromkeys((*getattr(est, "bounds_inferred_", ()), "x_bounds")))
+    if not cov.private_ok:
+        est.bounds_inferred_ = tuple(dict.fromkeys((*getattr(est, "bounds_inferred_", ()), "x_bounds")))
     return cov
 
 # %% ../nbs/00a_schema.ipynb #0bc56e8a
@@ -500,7 +516,8 @@ def query_covariates(est, X, *, name:str="X") -> np.ndarray:
         if cols is not None and names_in is not None:
             cols = {str(c): a for c, a in cols.items()}
             for c in names_in:
-                if c not in cols: raise ValueError(f"{name}: column {c!r} was fitted but is missing from the query points")
+                if c not in cols:
+                    raise ValueError(f"{name}: column {c!r} was fitted but is missing from the query points")
             for c in cols:
                 if c not in names_in: raise ValueError(f"{name}: column {c!r} was not seen in fit")
             X = {c: cols[c] for c in names_in}

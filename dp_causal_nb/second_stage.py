@@ -32,19 +32,25 @@ def library_lam(lam_paper:float, # λ of the paper's form (1/n) Σ ρ ℓ + λ |
 
 # %% ../nbs/07a_second_stage.ipynb #ed3893eb
 def _check_stage_inputs(X, phi, rho):
-    X = check_array(X, "X", ndim=2); phi = check_array(phi, "phi", ndim=1); rho = check_array(rho, "rho", ndim=1)
-    if not (len(X) == len(phi) == len(rho)): raise ValueError(f"X, phi, rho lengths differ: {len(X)}, {len(phi)}, {len(rho)}")
+    X = check_array(X, "X", ndim=2)
+    phi = check_array(phi, "phi", ndim=1)
+    rho = check_array(rho, "rho", ndim=1)
+    if not (len(X) == len(phi) == len(rho)):
+        raise ValueError(f"X, phi, rho lengths differ: {len(X)}, {len(phi)}, {len(rho)}")
     if np.any(rho < 0): raise ValueError("rho (second-stage weights) must be non-negative")
     return X, phi, rho
 
 def check_lam_floor(lam:float, Bf:float):
-    "Refuse λ < LAM_FLOOR·B_f² (public: below it the weighted Gram plus λI can be numerically singular on some data only)."
+    """Refuse λ < LAM_FLOOR·B_f² (public: below it the weighted Gram plus λI can be numerically singular on some data
+    only)."""
     if lam < LAM_FLOOR * Bf * Bf:
         raise ValueError(f"lam must be at least {LAM_FLOOR:g}·B_f² = {LAM_FLOOR * Bf * Bf:.3g} (B_f = the feature "
                          "map's norm bound); a smaller λ is a parameter error for every dataset")
 
 class WeightedRidge:
-    "Parametric second stage $g(x)=\\theta^\\top f(x)$, $\\hat\\theta=\\arg\\min\\frac1n\\sum\\rho_i(\\phi_i-\\theta^\\top f(X_i))^2+\\lambda\\lVert\\theta\\rVert^2$ (optionally over $\\lVert\\theta\\rVert\\le$ `radius`)."
+    """Parametric second stage $g(x)=\\theta^\\top f(x)$,
+    $\\hat\\theta=\\arg\\min\\frac1n\\sum\\rho_i(\\phi_i-\\theta^\\top f(X_i))^2+\\lambda\\lVert\\theta\\rVert^2$
+    (optionally over $\\lVert\\theta\\rVert\\le$ `radius`)."""
     def __init__(self, lam:float, feature_map, radius:float|None=None):
         self.lam = check_scalar(lam, "lam", low=0)
         self.radius = None if radius is None else check_scalar(radius, "radius", low=0)
@@ -54,14 +60,17 @@ class WeightedRidge:
         X, phi, rho = _check_stage_inputs(X, phi, rho)
         Bf = getattr(self.feature_map, "norm_bound", None)     # public; ρ ≤ 1 for the R- and DR-learner weights
         if Bf is not None: check_lam_floor(self.lam, Bf)       # else A could be numerically singular on some data only
-        F = self.features(X); n, p = F.shape
+        F = self.features(X)
+        n, p = F.shape
         self.A_ = (F.T * rho) @ F / n + self.lam * np.eye(p)
         self.chol_ = linalg.cho_factor(self.A_)
         b = F.T @ (rho * phi) / n
-        self.theta_ = linalg.cho_solve(self.chol_, b); self.nu_ = 0.0
+        self.theta_ = linalg.cho_solve(self.chol_, b)
+        self.nu_ = 0.0
         if self.radius is not None and np.linalg.norm(self.theta_) > self.radius:
             # constrained minimiser over the public ball ||θ|| <= radius: θ(ν) = (A + νI)^{-1} b with ||θ(ν)|| = radius
-            e, V = np.linalg.eigh(self.A_); c = V.T @ b
+            e, V = np.linalg.eigh(self.A_)
+            c = V.T @ b
             nrm = lambda nu: np.linalg.norm(c / (e + nu)) - self.radius
             if nrm(0.0) <= 0:      # on the sphere to rounding (the two solvers disagree): project, never raise
                 self.theta_ = self.theta_ * (self.radius / np.linalg.norm(self.theta_))
@@ -85,7 +94,8 @@ class WeightedRidge:
         return self.features(X) @ self.query_matrix(X_query).T
     def h_norm(self, X_query, X, M=None):
         M = self.query_matrix(X_query) if M is None else M
-        G = M.T @ M; F = self.features(X)
+        G = M.T @ M
+        F = self.features(X)
         return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", F, G, F), 0))
     def h_norm_bound(self, X_query) -> float:
         "Certified $\\sup_x\\lVert h(x)\\rVert_2\\le\\lVert F_{\\mathbf x}A^{-1}\\rVert_{op}B_f$."
@@ -110,7 +120,8 @@ class WeightedKernelRidge:
     def kernel(self, X1, X2): return gaussian_kernel(X1, X2, self.bandwidth)
     def fit(self, X, phi, rho):
         X, phi, rho = _check_stage_inputs(X, phi, rho)
-        n = len(X); s = np.sqrt(rho)
+        n = len(X)
+        s = np.sqrt(rho)
         self.X_, self.sqrt_rho_, self.n_, self.q_ = X, s, n, X.shape[1]
         self._chol = None
         if self.loss_bound is not None:     # certified (rkhs): the same regression the functional release needs
@@ -129,7 +140,8 @@ class WeightedKernelRidge:
         "Cholesky factor of C = λI + SKS/n (computed on first use: the certified fit does not need it)."
         if self._chol is None:
             s = self.sqrt_rho_
-            self._chol = linalg.cho_factor(self.lam * np.eye(self.n_) + (s[:, None] * self.kernel(self.X_, self.X_) * s[None, :]) / self.n_)
+            self._chol = linalg.cho_factor(self.lam * np.eye(self.n_)
+                                           + (s[:, None] * self.kernel(self.X_, self.X_) * s[None, :]) / self.n_)
         return self._chol
     def predict(self, X):
         if hasattr(self, "fit_"): return self.fit_.predict(X)
@@ -152,16 +164,20 @@ class WeightedKernelRidge:
         "Certified $\\sup_x|\\hat g(x)|\\le\\sqrt{K_0}\\lVert\\hat g\\rVert_{\\mathcal H}$."
         return math.sqrt(kernel_diag(self.q_, self.bandwidth)) * self.rkhs_norm_
     def __repr__(self): return (f"WeightedKernelRidge(lam={self.lam}, bandwidth={self.bandwidth})"
-                                + (" [holds training data: curator-side, do not publish]" if hasattr(self, "X_") else ""))
+                                + (" [holds training data: curator-side, do not publish]"
+                                   if hasattr(self, "X_") else ""))
 
 # %% ../nbs/07a_second_stage.ipynb #bfcbe0b7
 def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -> dict:
-    "Public B_φ, ρ_max, sup|ρφ|, E = sup ρφ², G = sup|ĝ|, M (weighted Lipschitz) and the squared-loss range B (Derivation 2)."
+    """Public B_φ, ρ_max, sup|ρφ|, E = sup ρφ², G = sup|ĝ|, M (weighted Lipschitz) and the squared-loss range B
+    (Derivation 2)."""
     check_learner(learner)
     tb = target_bounds(learner, y_bounds, propensity_clip)
     Bphi = float(max(abs(tb["phi"][0]), abs(tb["phi"][1])))
-    rho_max = float(tb["rho"][1]); rphi = float(max(abs(tb["rho_phi"][0]), abs(tb["rho_phi"][1])))
-    lo, hi = check_bounds(y_bounds, "y_bounds", 1); R = float(hi[0] - lo[0])
+    rho_max = float(tb["rho"][1])
+    rphi = float(max(abs(tb["rho_phi"][0]), abs(tb["rho_phi"][1])))
+    lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+    R = float(hi[0] - lo[0])
     E = R * R if learner == "r" else rho_max * Bphi ** 2
     lk = log_kernel_diag(q, bandwidth)
     G = math.exp(0.5 * (lk + math.log(E) - math.log(check_lam(lam))))
@@ -169,7 +185,8 @@ def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -
                 weighted_lipschitz=2 * (rphi + rho_max * G), loss_range=Bphi + G)
 
 def check_stage2_records(phi, rho, c:dict):
-    "Raise unless every record satisfies the bounds the constants use: ρ ∈ [0, ρ_max], |φ| ≤ B_φ, |ρφ| ≤ sup|ρφ|, ρφ² ≤ E."
+    """Raise unless every record satisfies the bounds the constants use: ρ ∈ [0, ρ_max], |φ| ≤ B_φ, |ρφ| ≤ sup|ρφ|, ρφ²
+    ≤ E."""
     phi, rho = np.asarray(phi, float), np.asarray(rho, float)
     t = 1 + 1e-9
     bad = [name for name, ok in [
@@ -179,11 +196,13 @@ def check_stage2_records(phi, rho, c:dict):
         ("rho*phi^2 <= energy E", (rho * phi ** 2).max() <= c["energy"] * t)] if not ok]
     if bad:
         raise ValueError("stage2_ pseudo-outcomes/weights exceed their public bounds (target_bounds): "
-                         + ", ".join(bad) + " violated; clip Y and the nuisances first. Nothing claimed, no noise drawn")
+                         + ", ".join(bad)
+                         + " violated; clip Y and the nuisances first. Nothing claimed, no noise drawn")
 
 def ridge_parameter_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, norm_bound:float,
                                 n:int, theta_radius:float|None=None, phi_clip:float|None=None) -> float:
-    "Worst-case replace-one l2 sensitivity of the weighted-ridge parameter, $2B_fS/(\\lambda n)$, $G=B_f\\min(\\Theta,\\sqrt{J_0/\\lambda})$; `phi_clip`: DR targets clipped to ±C (notebook 06)."
+    """Worst-case replace-one l2 sensitivity of the weighted-ridge parameter, $2B_fS/(\\lambda n)$,
+    $G=B_f\\min(\\Theta,\\sqrt{J_0/\\lambda})$; `phi_clip`: DR targets clipped to ±C (notebook 06)."""
     r = phi_energy_bound(learner, y_bounds, propensity_clip, phi_clip) / math.sqrt(lam)
     if theta_radius is not None: r = min(r, float(theta_radius))
     G = norm_bound * r
@@ -191,7 +210,8 @@ def ridge_parameter_sensitivity(learner:str, y_bounds, propensity_clip:float, la
 
 def kernel_rkhs_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, q:int, bandwidth:float,
                             n:int) -> float:
-    "Worst-case replace-one RKHS-norm sensitivity of weighted kernel ridge, $2\\sqrt{K_0}S/(\\lambda n)$ = Lemma 1 at M = 2S."
+    """Worst-case replace-one RKHS-norm sensitivity of weighted kernel ridge, $2\\sqrt{K_0}S/(\\lambda n)$ = Lemma 1 at
+    M = 2S."""
     c = stage2_constants(learner, y_bounds, propensity_clip, lam=lam, bandwidth=bandwidth, q=q)
     return rkhs_sensitivity(lipschitz=c["weighted_lipschitz"], lam=lam, n=n, bandwidth=bandwidth, q=q)
 
@@ -252,7 +272,8 @@ class StageRelease:
     @property
     def fit(self):
         "The certified `KernelRegression` the estimator fitted (rkhs)."
-        if not hasattr(self.stage, "fit_"): raise ValueError("the stage was not fitted with the certified solver (loss_bound)")
+        if not hasattr(self.stage, "fit_"):
+            raise ValueError("the stage was not fitted with the certified solver (loss_bound)")
         return self.stage.fit_
 
     @classmethod
@@ -268,5 +289,6 @@ class StageRelease:
                    claim, random_state, warn_training_queries)
 
     def __repr__(self):
-        return (f"StageRelease(learner={self.learner!r}, n={len(self.phi)}, lam={self.lam:g}, bandwidth={self.bandwidth:g}, "
-                f"epsilon={self.epsilon:g}) [curator-side: holds the second-stage records]")
+        return (f"StageRelease(learner={self.learner!r}, n={len(self.phi)}, lam={self.lam:g}, "
+                f"bandwidth={self.bandwidth:g}, epsilon={self.epsilon:g}) [curator-side: holds "
+                "the second-stage records]")

@@ -58,11 +58,13 @@ def orthogonal_targets(Y, A, *, pi, mu0=None, mu1=None, m=None, learner="r"):
     if (mu0 is None) != (mu1 is None): raise ValueError("give both mu0 and mu1 (or neither)")
     if w is R_WEIGHT:
         if (m is None) == (mu0 is None):
-            raise ValueError("the R-learner needs exactly one outcome nuisance: either m = E[Y|X] or the pair (mu0, mu1)")
+            raise ValueError("the R-learner needs exactly one outcome nuisance: either m = "
+                             "E[Y|X] or the pair (mu0, mu1)")
         if m is None:   # (y − μ_a)/(a−π) + μ1 − μ0 = (y − m)/(a−π) with m = πμ1 + (1−π)μ0 (Derivation 3)
             return (y - np.where(a == 1, mu1, mu0)) / (a - p) + mu1 - mu0, (a - p) ** 2
         return (y - m) / (a - p), (a - p) ** 2
-    if m is not None: raise ValueError("m = E[Y|X] is only sufficient for the R-learner; this learner needs mu0 and mu1")
+    if m is not None:
+        raise ValueError("m = E[Y|X] is only sufficient for the R-learner; this learner needs mu0 and mu1")
     if mu0 is None: raise ValueError("this learner needs the outcome nuisances mu0 and mu1")
     resid = y - np.where(a == 1, mu1, mu0)
     if w is DR_WEIGHT:
@@ -79,8 +81,8 @@ def orthogonal_weights(A, pi, learner="r") -> np.ndarray:
     if w is DR_WEIGHT: return np.ones_like(p)
     rho = np.asarray((a - p) * w.dlam(p) + w.lam(p), float)
     if not np.all(np.isfinite(rho) & (rho > 0)):
-        raise ValueError(f"weight function {w.name!r} gives non-positive or non-finite ρ; the second-stage risk is then "
-                         "not convex. It needs λ > 0 and -λ/(1-π) < λ′ < λ/π")
+        raise ValueError(f"weight function {w.name!r} gives non-positive or non-finite ρ; the "
+                         "second-stage risk is then not convex. It needs λ > 0 and -λ/(1-π) < λ′ < λ/π")
     return rho
 
 def pseudo_outcomes(Y, A, pi, mu0=None, mu1=None, *, m=None, learner="r") -> np.ndarray:
@@ -121,7 +123,8 @@ class Nuisances(NamedTuple):
 def clip_nuisances(pi=None, mu0=None, mu1=None, m=None, *, y_bounds=None, propensity_clip=None,
                    warn_fraction:float|None=None) -> Nuisances:
     "Clip π̂ to [κ, 1−κ] and μ̂₀, μ̂₁, m̂ to `y_bounds`: silent (opt-in curator diagnostic: `warn_fraction`)."
-    if warn_fraction is not None: warn_fraction = check_scalar(warn_fraction, "warn_fraction", low=0, high=1, high_inclusive=True)
+    if warn_fraction is not None:
+        warn_fraction = check_scalar(warn_fraction, "warn_fraction", low=0, high=1, high_inclusive=True)
     def _clip(v, lo, hi, name):
         out = (v < lo) | (v > hi)
         if warn_fraction is not None and out.mean() > warn_fraction:   # opt-in, data-dependent: curator-side only
@@ -169,13 +172,16 @@ def score_bound(learner:str,          # "r" or "dr"
     "Certified $\\sup_z|s(z)|$ from public bounds (see above)."
     G = check_scalar(g_bound, "g_bound", low=0, low_inclusive=True)
     if learner == "r" and phi_clip is None:
-        lo, hi = check_bounds(y_bounds, "y_bounds", 1); k = check_propensity_clip(propensity_clip)
+        lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+        k = check_propensity_clip(propensity_clip)
         return (1 - k) * (float(hi[0] - lo[0]) + (1 - k) * G)
     return phi_energy_bound(learner, y_bounds, propensity_clip, phi_clip) + G
 
 def phi_energy_bound(learner:str, y_bounds, propensity_clip:float, phi_clip:float|None=None) -> float:
-    "$\\sqrt{\\sup_z\\rho\\phi^2}$: R-learner $R$ (as $\\rho\\phi^2=(y-m(x))^2$), DR-learner $R/\\kappa$, or $\\min(R/\\kappa, C)$ with `phi_clip=C`."
-    lo, hi = check_bounds(y_bounds, "y_bounds", 1); R = float(hi[0] - lo[0])
+    """$\\sqrt{\\sup_z\\rho\\phi^2}$: R-learner $R$ (as $\\rho\\phi^2=(y-m(x))^2$), DR-learner $R/\\kappa$, or
+    $\\min(R/\\kappa, C)$ with `phi_clip=C`."""
+    lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+    R = float(hi[0] - lo[0])
     k = check_propensity_clip(propensity_clip)
     check_learner(learner)
     if phi_clip is not None:

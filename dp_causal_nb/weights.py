@@ -11,7 +11,8 @@ from scipy import special
 from sklearn.base import BaseEstimator
 from .core import (PrivacyLeakWarning, check_scalar, check_array, check_consistent_length,
                                check_binary_treatment)
-from .erm import StandardizeToBounds, RandomFourierFeatures, solve_logistic, logistic_newton_bound, LAM_FLOOR
+from .erm import (StandardizeToBounds, RandomFourierFeatures, solve_logistic, logistic_newton_bound,
+                              LAM_FLOOR)
 from .schema import Schema, resolve_covariates, _is_schema
 from collections.abc import Mapping
 
@@ -38,8 +39,10 @@ class WeightCertificate(NamedTuple):
 def weight_movement(w, w2, j:int=0) -> tuple:
     "(Σ_{i≠j}|wᵢ − w2ᵢ|, w_j + w2_j, S) for the weights of two neighbouring datasets differing in record j."
     w, w2 = np.asarray(w, float), np.asarray(w2, float)
-    mask = np.ones(len(w), bool); mask[j] = False
-    others = float(np.abs(w[mask] - w2[mask]).sum()); own = float(w[j] + w2[j])
+    mask = np.ones(len(w), bool)
+    mask[j] = False
+    others = float(np.abs(w[mask] - w2[mask]).sum())
+    own = float(w[j] + w2[j])
     return others, own, others + own
 
 # %% ../nbs/14_balancing_weights.ipynb #4599a238
@@ -68,18 +71,22 @@ def _check_clip(propensity_clip):
     return check_scalar(propensity_clip, "propensity_clip", low=0, high=0.5, high_inclusive=True)
 
 def _check_propensity_lam(propensity_lam, norm_bound:float=1.0) -> float:
-    "The public propensity penalty κ, at least erm's LAM_FLOOR·R² (below it the exact solve can fail on some datasets only)."
+    """The public propensity penalty κ, at least erm's LAM_FLOOR·R² (below it the exact solve can fail on some datasets
+    only)."""
     kap = check_scalar(propensity_lam, "propensity_lam", low=0)
     if kap < LAM_FLOOR * norm_bound**2:
-        raise ValueError(f"propensity_lam must be at least {LAM_FLOOR:g}·R² = {LAM_FLOOR * norm_bound**2:.3g}; a smaller "
+        raise ValueError(f"propensity_lam must be at least {LAM_FLOOR:g}·R² = "
+                         f"{LAM_FLOOR * norm_bound**2:.3g}; a smaller "
                          "value makes the exact solve fail on some datasets only")
     return kap
 
 def ipw_estimated_certificate(n:int, # number of records (public)
                               d:int, # dimension of the propensity features
-                              *, propensity_lam:float, propensity_clip:float, norm_bound:float=1.0) -> WeightCertificate:
+                              *, propensity_lam:float, propensity_clip:float,
+                              norm_bound:float=1.0) -> WeightCertificate:
     "Theorem W2: S̄_others = (n−1)·L_h·R·(2R/(nκ) + 2τ/κ), L_h = (1−π_min)/π_min, W = 1/π_min; worst case."
-    kap = _check_propensity_lam(propensity_lam, norm_bound); clip = _check_clip(propensity_clip)
+    kap = _check_propensity_lam(propensity_lam, norm_bound)
+    clip = _check_clip(propensity_clip)
     tau = logistic_newton_bound(n, d, kap, norm_bound=norm_bound, weight_bound=1.0).tol   # public solver tolerance
     Lh = (1.0 - clip) / clip
     return WeightCertificate((n - 1) * Lh * norm_bound * (2 * norm_bound / (n * kap) + 2 * tau / kap), 1.0 / clip,
@@ -88,7 +95,8 @@ def ipw_estimated_certificate(n:int, # number of records (public)
 def ipw_estimated_weights(T, Phi, # propensity features φ(X), rows of norm ≤ norm_bound
                           *, propensity_lam:float, propensity_clip:float, norm_bound:float=1.0):
     "IPW weights 1/max(π_min, π̂(aᵢ|xᵢ)) with π̂ a ridge logistic regression (λ convention of erm) solved exactly."
-    kap = _check_propensity_lam(propensity_lam, norm_bound); T = check_binary_treatment(T)
+    kap = _check_propensity_lam(propensity_lam, norm_bound)
+    T = check_binary_treatment(T)
     clip = _check_clip(propensity_clip)
     gamma, _ = solve_logistic(Phi, T.astype(float), kap, norm_bound=norm_bound, weight_bound=1.0)
     p1 = special.expit(Phi @ gamma)
@@ -122,7 +130,8 @@ def _agd(grad, x0, L, mu, K, certified, project=None, check_every=10):
     for k in range(1, K + 1):
         x_new = y - grad(y) / L
         if project is not None: x_new = project(x_new)
-        y = x_new + q * (x_new - x); x = x_new
+        y = x_new + q * (x_new - x)
+        x = x_new
         if k % check_every == 0 and certified(x): return x
     if not certified(x):
         raise RuntimeError("balancing-weight solver: iteration bound reached before its certificate; refusing to "
@@ -135,10 +144,15 @@ def _agd_steps(L, mu, ratio):
 
 def entropy_balancing_weights(T, Cfeat, # moment features c(X), rows of norm ≤ moment_bound
                               *, weight_cap:float, ridge:float, moment_bound:float=1.0, tol:float=_EB_TAU):
-    "Capped entropy-balancing weights with a ridge on the dual (Theorem W3), each arm balanced to the full-sample means."
-    T = check_binary_treatment(T); W, rho, B = _eb_constants(weight_cap, ridge, moment_bound)
-    n = len(T); C = np.hstack([np.ones((n, 1)), Cfeat]); M = C.mean(0)
-    L = W * B * B + rho; Zbar = (B + np.sqrt(B * B + 2 * rho)) / rho
+    """Capped entropy-balancing weights with a ridge on the dual (Theorem W3), each arm balanced to the full-sample
+    means."""
+    T = check_binary_treatment(T)
+    W, rho, B = _eb_constants(weight_cap, ridge, moment_bound)
+    n = len(T)
+    C = np.hstack([np.ones((n, 1)), Cfeat])
+    M = C.mean(0)
+    L = W * B * B + rho
+    Zbar = (B + np.sqrt(B * B + 2 * rho)) / rho
     K = _agd_steps(L, rho, 2 * L * (1 + B * B / (2 * rho) + rho * Zbar ** 2 / 2) / tol ** 2)
     w = np.empty(n)
     for a in (0, 1):
@@ -165,9 +179,13 @@ def mmd_certificate(n:int, *, weight_cap:float, ridge:float, kernel_bound:float=
 
 def mmd_weights(T, Psi, # kernel features ψ(X), rows with ‖ψ‖² ≤ kernel_bound
                 *, weight_cap:float, ridge:float, kernel_bound:float=1.0, tol:float=_MMD_TOL):
-    "MMD balancing weights: box-constrained ridge QP solved by accelerated projected gradient with a certificate (Theorem W4)."
-    T = check_binary_treatment(T); W, lam, kap = _mmd_constants(weight_cap, ridge, kernel_bound)
-    n = len(T); mu_hat = Psi.mean(0); m_i = Psi @ mu_hat
+    """MMD balancing weights: box-constrained ridge QP solved by accelerated projected gradient with a certificate
+    (Theorem W4)."""
+    T = check_binary_treatment(T)
+    W, lam, kap = _mmd_constants(weight_cap, ridge, kernel_bound)
+    n = len(T)
+    mu_hat = Psi.mean(0)
+    m_i = Psi @ mu_hat
     arms = [T == 0, T == 1]
     def grad(w):
         g = lam * w - 2 * m_i
@@ -204,7 +222,8 @@ class BalancingWeights(BaseEstimator):
     def __init__(self, method:str="entropy", *, x_bounds=None, propensity_clip:float=0.05, propensity_lam:float=1.0,
                  weight_cap:float=20.0, ridge:float=1.0, n_components:int=50, bandwidth=1.0, kernel_seed:int=0,
                  allow_inferred_bounds:bool=False):
-        self.method, self.x_bounds, self.propensity_clip, self.propensity_lam = method, x_bounds, propensity_clip, propensity_lam
+        self.method, self.x_bounds = method, x_bounds
+        self.propensity_clip, self.propensity_lam = propensity_clip, propensity_lam
         self.weight_cap, self.ridge, self.n_components, self.bandwidth = weight_cap, ridge, n_components, bandwidth
         self.kernel_seed, self.allow_inferred_bounds = kernel_seed, allow_inferred_bounds
 
@@ -213,48 +232,64 @@ class BalancingWeights(BaseEstimator):
         if self.method not in _METHODS: raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
         if not isinstance(self.allow_inferred_bounds, (bool, np.bool_)):
             raise TypeError("allow_inferred_bounds must be True or False")
-        inferred, xb, h = ([] if cov.private_ok else ["x_bounds"]), cov.x_bounds, self.bandwidth   # private_ok: False for an inferred schema
+        # private_ok: False for an inferred schema
+        inferred, xb, h = ([] if cov.private_ok else ["x_bounds"]), cov.x_bounds, self.bandwidth
         if xb is None and self.method != "ipw_known":
             if not self.allow_inferred_bounds:
-                raise ValueError("BalancingWeights: declare x_bounds=(lower, upper); inferring them from the data is not "
-                                 "differentially private (allow_inferred_bounds=True: PrivacyLeakWarning, certificate inf)")
+                raise ValueError("BalancingWeights: declare x_bounds=(lower, upper); inferring "
+                                 "them from the data is not differentially private (allow_inferred_bounds=True: "
+                                 "PrivacyLeakWarning, certificate inf)")
             warnings.warn("x_bounds inferred from the data: the weights' stability certificate is infinite (not DP)",
                           PrivacyLeakWarning, stacklevel=3)
-            xb = (X.min(0), X.max(0)); xb = (xb[0], np.where(xb[1] > xb[0], xb[1], xb[0] + 1.0)); inferred.append("x_bounds")
+            xb = (X.min(0), X.max(0))
+            xb = (xb[0], np.where(xb[1] > xb[0], xb[1], xb[0] + 1.0))
+            inferred.append("x_bounds")
         if self.method == "mmd" and isinstance(h, str):
             if h != "median": raise ValueError(f"bandwidth must be a positive number or 'median', got {h!r}")
             if not self.allow_inferred_bounds:
-                raise ValueError("BalancingWeights: bandwidth='median' is computed from the data and is not differentially "
-                                 "private; declare a public bandwidth (or allow_inferred_bounds=True: not DP)")
+                raise ValueError("BalancingWeights: bandwidth='median' is computed from the data "
+                                 "and is not differentially private; declare a public bandwidth (or "
+                                 "allow_inferred_bounds=True: not DP)")
             warnings.warn("kernel bandwidth inferred from the data (median heuristic): certificate infinite (not DP)",
                           PrivacyLeakWarning, stacklevel=3)
             U = StandardizeToBounds(xb, bias=False).transform(X)
-            k = min(len(U), 500); D = np.linalg.norm(U[:k, None] - U[None, :k], axis=-1)
-            h = float(np.median(D[np.triu_indices(k, 1)])) if k > 1 else 1.0; h = h if h > 0 else 1.0
+            k = min(len(U), 500)
+            D = np.linalg.norm(U[:k, None] - U[None, :k], axis=-1)
+            h = float(np.median(D[np.triu_indices(k, 1)])) if k > 1 else 1.0
+            h = h if h > 0 else 1.0
             inferred.append("bandwidth")
         return xb, h, inferred
 
     @release_guard()
     def compute(self, T, X, propensity=None):
         "Weights (private) and their WeightCertificate (public) for treatment T and covariates X."
-        T = check_binary_treatment(T); cov = resolve_covariates(X, self.x_bounds)     # a Schema/dict encodes a data frame
-        X = cov.X; n = check_consistent_length(T=T, X=X)
+        T = check_binary_treatment(T)
+        cov = resolve_covariates(X, self.x_bounds)     # a Schema/dict encodes a data frame
+        X = cov.X
+        n = check_consistent_length(T=T, X=X)
         xb, h, inferred = self._public_inputs(X, cov)
         m = self.method
         if m == "ipw_known":
-            if propensity is None: raise ValueError("method='ipw_known' needs the known (public) propensity P(A=1|x) per record")
-            w, cert = ipw_known_weights(T, propensity, propensity_clip=self.propensity_clip), ipw_known_certificate(self.propensity_clip)
+            if propensity is None:
+                raise ValueError("method='ipw_known' needs the known (public) propensity P(A=1|x) per record")
+            w = ipw_known_weights(T, propensity, propensity_clip=self.propensity_clip)
+            cert = ipw_known_certificate(self.propensity_clip)
         elif m == "ipw_estimated":
             P = StandardizeToBounds(xb).transform(X)
             w = ipw_estimated_weights(T, P, propensity_lam=self.propensity_lam, propensity_clip=self.propensity_clip)
-            cert = ipw_estimated_certificate(n, P.shape[1], propensity_lam=self.propensity_lam, propensity_clip=self.propensity_clip)
+            cert = ipw_estimated_certificate(n, P.shape[1], propensity_lam=self.propensity_lam,
+                                             propensity_clip=self.propensity_clip)
         elif m == "entropy":
-            w = entropy_balancing_weights(T, StandardizeToBounds(xb, bias=False).transform(X), weight_cap=self.weight_cap, ridge=self.ridge)
+            w = entropy_balancing_weights(T, StandardizeToBounds(xb, bias=False).transform(X),
+                                          weight_cap=self.weight_cap, ridge=self.ridge)
             cert = entropy_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
         else:
             Psi = RandomFourierFeatures(self.n_components, h, x_bounds=xb, random_state=self.kernel_seed).transform(X)
-            w, cert = mmd_weights(T, Psi, weight_cap=self.weight_cap, ridge=self.ridge), mmd_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
-        if inferred: cert = WeightCertificate(np.inf, cert.weight_bound, f"{cert.method} [NOT DP: {', '.join(inferred)} inferred]")
+            w = mmd_weights(T, Psi, weight_cap=self.weight_cap, ridge=self.ridge)
+            cert = mmd_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
+        if inferred:
+            cert = WeightCertificate(np.inf, cert.weight_bound,
+                                     f"{cert.method} [NOT DP: {', '.join(inferred)} inferred]")
         return w, cert
 
     def certificate(self, n:int, n_features:int|None=None) -> WeightCertificate:
@@ -265,6 +300,8 @@ class BalancingWeights(BaseEstimator):
         if m == "entropy": return entropy_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
         if m == "mmd": return mmd_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
         if n_features is None and (_is_schema(self.x_bounds) or isinstance(self.x_bounds, Mapping)):
-            n_features = Schema.from_dict(self.x_bounds).n_features_out          # encoded features of the declared schema
+            # encoded features of the declared schema
+            n_features = Schema.from_dict(self.x_bounds).n_features_out
         if n_features is None: raise ValueError("method='ipw_estimated': pass n_features (the number of covariates)")
-        return ipw_estimated_certificate(n, n_features + 1, propensity_lam=self.propensity_lam, propensity_clip=self.propensity_clip)
+        return ipw_estimated_certificate(n, n_features + 1, propensity_lam=self.propensity_lam,
+                                         propensity_clip=self.propensity_clip)
