@@ -42,13 +42,18 @@ def test_same_point_same_answer(small):
     assert b[0] != a[0] and f.n_points == 7
 
 def test_sequential_equals_batch(small):
+    """Points asked one at a time build the same path factor as one batch (the Cholesky factor is unique), and the
+    answers are a·L·w with the released whitened values w either way (notebook 10, items 4 and 8)."""
     X, y, kw = small
     f0 = private_kernel_function(X, y, random_state=0, **kw)
     Q = np.random.default_rng(2).uniform(0, 1, (8, 2))
     fa = PrivateCATEFunction(f0._fit, f0.noise_scale, x_bounds=XB2, random_state=5)
     fb = PrivateCATEFunction(f0._fit, f0.noise_scale, x_bounds=XB2, random_state=5)
+    batch = fa(Q)
     seq = np.array([fb(Q[i:i + 1])[0] for i in range(len(Q))])
-    np.testing.assert_allclose(fa(Q), seq, rtol=0, atol=1e-9 * f0.noise_scale)
+    np.testing.assert_allclose(fa._L[:8, :8], fb._L[:8, :8], rtol=0, atol=1e-9)
+    for f, ans in ((fa, batch), (fb, seq)):
+        np.testing.assert_allclose(np.exp(f._log_amp) * f._L[:8, :8] @ f._w[:8], ans, rtol=1e-12, atol=1e-12)
 
 def test_one_path_covariance(small):
     "Answers minus ĝ across fresh releases have covariance r²K: every entry within 5 standard errors."
