@@ -14,18 +14,21 @@ __all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINAT
            'discrete_laplace', 'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan', 'plan_gaussian',
            'plan_laplace', 'snap', 'grid_release', 'noise_rng', 'fine_gaussian']
 
-# %% ../nbs/01a_secure_noise.ipynb #6c76844a
+# %% ../nbs/01a_secure_noise.ipynb #8555e664
 def _bernoulli(num, den, rng) -> np.ndarray:
     "Exact Bernoulli(num/den) per element: a uniform integer in [0, den) below num (0 ≤ num ≤ den < 2⁶³)."
     return rng.integers(0, den, size=np.shape(num)) < num
 
 def _bernoulli_exp_small(factors, size:int, rng) -> np.ndarray:
     "Exact Bernoulli(exp(−γ)), γ = Π aᵢ/bᵢ ≤ 1 per element; `factors`: [(a array, b int), ...] (CKS Alg. 1)."
-    odd = np.ones(size, bool)
-    live = np.arange(size)
-    k = 1
+    hit = np.ones(size, bool)
+    for a, b in factors:                      # round k = 1 on whole arrays (no index copies): Bernoulli(γ)
+        hit &= _bernoulli(a, b, rng)
+    odd = ~hit                                # a failure at k = 1 returns True; a success moves on to k = 2
+    live = np.flatnonzero(hit)
+    k = 2
     while live.size:
-        hit = np.ones(live.size, bool) if k == 1 else rng.integers(0, k, size=live.size) == 0
+        hit = rng.integers(0, k, size=live.size) == 0
         for a, b in factors:
             hit &= _bernoulli(a[live], b, rng)
         live = live[hit]
