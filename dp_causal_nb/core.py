@@ -12,7 +12,7 @@ __all__ = ['MAX_BOUND', 'MIN_WIDTH', 'PUBLIC_WARNINGS', 'quiet_data_warnings', '
            'DPDomainWarning', 'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta', 'check_random_state',
            'reproducible_noise', 'use_reproducible_noise', 'carry_noise_policy', 'spawn_generators', 'check_array',
            'check_consistent_length', 'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds',
-           'clean_cells', 'atomic_fit', 'PublicWarning', 'release_guard', 'bounded_predictions']
+           'clean_cells', 'atomic_fit', 'method_of', 'PublicWarning', 'release_guard', 'bounded_predictions']
 
 # %% ../nbs/00_core.ipynb #c3b3b0c9
 class PrivacyLeakWarning(RuntimeWarning):
@@ -29,7 +29,7 @@ def in_test() -> bool:
     "True when running under `nbdev_test` (env `IN_TEST` set) or pytest."
     return bool(os.environ.get("IN_TEST")) or "PYTEST_CURRENT_TEST" in os.environ
 
-# %% ../nbs/00_core.ipynb #be69ac41
+# %% ../nbs/00_core.ipynb #29b2e4d3
 def _is_real(x) -> bool:
     return (isinstance(x, numbers.Real) and not isinstance(x, bool)
             or (isinstance(x, np.ndarray) and x.ndim == 0 and np.issubdtype(x.dtype, np.number)))
@@ -82,7 +82,7 @@ def check_random_state(random_state=None) -> np.random.Generator:
     raise TypeError("random_state must be None, a non-negative int, a np.random.SeedSequence or a "
                     f"np.random.Generator, got {type(random_state).__name__}")
 
-# %% ../nbs/00_core.ipynb #9d5f57f6
+# %% ../nbs/00_core.ipynb #775ae9c8
 _REPRODUCIBLE = contextvars.ContextVar("dp_causal_nb_reproducible_noise", default=False)
 
 @contextlib.contextmanager
@@ -118,7 +118,7 @@ def spawn_generators(random_state, n:int) -> list:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     return [np.random.default_rng(c) for c in _root_seed_sequence(random_state).spawn(int(n))]
 
-# %% ../nbs/00_core.ipynb #276aef03
+# %% ../nbs/00_core.ipynb #a2670c2d
 def _float_or_inf(v) -> float:
     "float(v), or ±inf for a number too large for a float (never an exception that depends on one cell's size)."
     try: return float(v)
@@ -162,7 +162,7 @@ def check_binary_treatment(T, name:str="T") -> np.ndarray:
         raise ValueError(f"{name} must be binary with values in {{0, 1}}; it has other values")
     return t.astype(int)
 
-# %% ../nbs/00_core.ipynb #2ec40014
+# %% ../nbs/00_core.ipynb #04f738b5
 MAX_BOUND = 1e100   # public limit on declared bounds: squares and sums of n squares stay far from float overflow
 MIN_WIDTH = 1e-100  # public limit on a declared range's width: its square and its constants stay normal floats
 
@@ -262,7 +262,7 @@ def clean_cells(a, name:str, bounds=None, *, action:str="clip", fill=None, ndim:
     if bounds is None or action == "keep": return arr
     return check_in_bounds(arr, bounds, name, action=action)
 
-# %% ../nbs/00_core.ipynb #4907f8da
+# %% ../nbs/00_core.ipynb #d125ed8f
 def _fitted_names(estimator) -> list:
     "Fitted attributes by the scikit-learn convention: names ending in `_` (private helpers set by a framework stay)."
     return [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]
@@ -278,6 +278,15 @@ def atomic_fit(estimator):
         vars(estimator).clear()
         vars(estimator).update(before)
         raise
+
+# %% ../nbs/00_core.ipynb #d5be41fc
+def method_of(cls, name:str, kind=None):
+    "Decorator: make the function the method `name` of `cls` (wrapped in `kind`: property, staticmethod, classmethod)."
+    def attach(fn):
+        fn.__name__, fn.__qualname__ = name, f"{cls.__name__}.{name}"
+        setattr(cls, name, fn if kind is None else kind(fn))
+        return fn
+    return attach
 
 # %% ../nbs/00_core.ipynb #3cabb701
 class PublicWarning(UserWarning):
