@@ -12,8 +12,8 @@ from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 from .core import (PrivacyLeakWarning, BudgetError, check_scalar, is_private,
-                               check_epsilon_delta, check_random_state, atomic_fit, check_array, check_consistent_length,
-                               check_bounds, check_in_bounds, infer_bounds)
+                               check_epsilon_delta, check_random_state, atomic_fit, check_array,
+                               check_consistent_length, check_bounds, check_in_bounds, infer_bounds)
 from .accounting import resolve_accountant
 from .features import fourier_features   # the one random-Fourier-feature map (features imports no erm)
 from .schema import fit_covariates, query_covariates   # data frames with a public Schema (00a)
@@ -42,9 +42,11 @@ def _grad_chunk(n:int) -> int: return max(1024, int(np.sqrt(n)))
 
 def _weighted_gram(Phi:np.ndarray, h:np.ndarray, chunk:int=65536) -> np.ndarray:
     "Σ_i h_i φ_i φ_iᵀ computed in row chunks (bounded extra memory)."
-    d = Phi.shape[1]; G = np.zeros((d, d))
+    d = Phi.shape[1]
+    G = np.zeros((d, d))
     for s in range(0, len(Phi), chunk):
-        P = Phi[s:s+chunk]; G += (P * h[s:s+chunk, None]).T @ P
+        P = Phi[s:s+chunk]
+        G += (P * h[s:s+chunk, None]).T @ P
     return G
 
 def _chunked_rmatvec(Phi:np.ndarray, r:np.ndarray, chunk:int) -> np.ndarray:
@@ -65,7 +67,8 @@ def logistic_newton_bound(n:int, d:int, lam:float, *, norm_bound:float=1.0, weig
     R, wb, beta = float(norm_bound), float(weight_bound), float(linear_norm)
     Theta = (beta + np.sqrt(beta * beta + 2 * lam * wb * np.log(2))) / lam        # ‖θ_k‖ ≤ Θ for every iterate
     M = wb * R * R / 4 + lam
-    c = _grad_chunk(n); K = c + -(-n // c) + 2
+    c = _grad_chunk(n)
+    K = c + -(-n // c) + 2
     E = wb * R * (_gamma(K) + _gamma(d + 2) * R * Theta / 4 + 5 * _U) + _gamma(3) * (wb * R + lam * Theta + beta)
     tau = max(float(tol), 8 * (E + M * _U * np.sqrt(d) * Theta))
     k_d = int(np.ceil((wb * np.log(2) + beta * beta / (2 * lam)) * R * R / (_PHI_HALF * lam)))
@@ -87,7 +90,8 @@ def solve_logistic(Phi:np.ndarray, # (n, d) features
                    *, norm_bound:float|None=None, # public R ≥ ‖φ_i‖ (None: read from Phi; pass it in a release)
                    weight_bound:float|None=None, # public w_max ≥ w_i (None: read from w; pass it in a release)
                    max_iter:int|None=None): # None: the proven bound K_d + K_l; an int caps the steps (tests only)
-    "Exact minimiser of (1/n)Σ wᵢ ℓ(θᵀφᵢ; yᵢ) + (Λ/2)‖θ‖² + linearᵀθ (logistic ℓ) by damped Newton with a proven step bound."
+    """Exact minimiser of (1/n)Σ wᵢ ℓ(θᵀφᵢ; yᵢ) + (Λ/2)‖θ‖² + linearᵀθ (logistic ℓ) by damped Newton
+    with a proven step bound."""
     n, d = Phi.shape
     w = np.ones(n) if w is None else w
     lin = np.zeros(d) if linear is None else np.asarray(linear, float)
@@ -100,24 +104,35 @@ def solve_logistic(Phi:np.ndarray, # (n, d) features
         F = np.dot(w, np.logaddexp(0.0, z) - y * z) / n + 0.5 * lam * th @ th + lin @ th
         g = _chunked_rmatvec(Phi, w * (special.expit(z) - y), chunk) / n + lam * th + lin
         return F, g, z
-    theta = np.zeros(d); F, g, z = f(theta); k_d = k_l = 0
+    theta = np.zeros(d)
+    F, g, z = f(theta)
+    k_d = k_l = 0
     while np.linalg.norm(g) > bound.tol:
         if k_d >= bound.damped_steps or k_l >= bound.local_steps or (max_iter is not None and k_d + k_l >= max_iter):
-            raise RuntimeError("logistic ERM solver: iteration bound exceeded before reaching its tolerance; refusing to "
-                               "release an inexact minimiser (unreachable for in-domain data unless max_iter is set)")
+            raise RuntimeError("logistic ERM solver: iteration bound exceeded before reaching its tolerance; "
+                               "refusing to release an inexact minimiser (unreachable for in-domain data unless "
+                               "max_iter is set)")
         p = special.expit(z)
         H = _weighted_gram(Phi, w * p * (1 - p)) / n + lam * np.eye(d)
         v = -cho_solve(cho_factor(H), g)
-        lam2 = max(-float(g @ v), 0.0); S = R * np.linalg.norm(v)
+        lam2 = max(-float(g @ v), 0.0)
+        S = R * np.linalg.norm(v)
         if R * np.sqrt(lam2 / lam) <= 0.5:                          # local phase: full Newton step
-            k_l += 1; theta = theta + v; F, g, z = f(theta); continue
-        k_d += 1; t_d = np.log1p(S) / S; need = lam2 * _damped_decrease(S); t = 1.0
+            k_l += 1
+            theta = theta + v
+            F, g, z = f(theta)
+            continue
+        k_d += 1
+        t_d = np.log1p(S) / S
+        need = lam2 * _damped_decrease(S)
+        t = 1.0
         while t > t_d:                                              # damped phase: largest t ∈ {1, 1/2, …} > t_d with
             F2, g2, z2 = f(theta + t * v)                           # the guaranteed decrease, else t_d itself
             if F2 <= F - need: break
             t *= 0.5
         else:
-            t = t_d; F2, g2, z2 = f(theta + t * v)
+            t = t_d
+            F2, g2, z2 = f(theta + t * v)
         theta, F, g, z = theta + t * v, F2, g2, z2
     return theta, {"n_iter": k_d + k_l, "damped_steps": k_d, "local_steps": k_l, "grad_norm": float(np.linalg.norm(g)),
                    "tol": bound.tol}
@@ -136,7 +151,8 @@ def solve_ridge(Phi:np.ndarray, # (n, d) features
 
 # %% ../nbs/04_dp_erm.ipynb #31366c5c
 class _FeatureMapBase(BaseEstimator):
-    "Shared logic: resolve public bounds, map the box to [-1, 1]^q, clip to it (silently: a warning would depend on the data)."
+    """Shared logic: resolve public bounds, map the box to [-1, 1]^q, clip to it
+    (silently: a warning would depend on the data)."""
     def _unit_box(self, X):
         X = check_array(X, "X", ndim=2)
         if self.x_bounds is None:
@@ -147,7 +163,8 @@ class _FeatureMapBase(BaseEstimator):
         return 2.0 * (X - lo) / (hi - lo) - 1.0
 
     def bind(self, X, *, allow_inferred_bounds:bool=False):
-        "A copy with `x_bounds` set: unchanged if declared; else inferred from `X` only if `allow_inferred_bounds` (PrivacyLeakWarning, not DP)."
+        """A copy with `x_bounds` set: unchanged if declared; else inferred from `X` only if `allow_inferred_bounds`
+        (PrivacyLeakWarning, not DP)."""
         fm = clone(self)
         if fm.x_bounds is None:
             if not allow_inferred_bounds:
@@ -172,7 +189,8 @@ class StandardizeToBounds(_FeatureMapBase):
         return u * (float(self.radius) / np.sqrt(u.shape[1]))
 
 class RandomFourierFeatures(_FeatureMapBase):
-    """Paired random Fourier features of the Gaussian kernel on the standardised box, drawn independently of the data; ‖φ(x)‖ = R.
+    """Paired random Fourier features of the Gaussian kernel on the standardised box, drawn independently of the data;
+    ‖φ(x)‖ = R.
 
     The map itself is `dp_causal_nb.features.fourier_features` (the library's one RFF map, also used by the functional
     release) applied to the box mapped onto [-1, 1]^q; this class adds the public box, the seeded frequencies (drawn
@@ -192,7 +210,8 @@ class RandomFourierFeatures(_FeatureMapBase):
             self.frequencies_ = W   # drawn once from the seed only, reused for every transform
         return W
     def transform(self, X):
-        u = self._unit_box(X); W = self._frequencies(u.shape[1])
+        u = self._unit_box(X)
+        W = self._frequencies(u.shape[1])
         F = fourier_features(u, W.T)                 # [cos(uW), sin(uW)]/√(m/2): ‖·‖ = 1
         if self.bias: F = np.hstack([F, np.ones((len(F), 1))]) / np.sqrt(2.0)
         return F * float(self.radius)
@@ -216,12 +235,14 @@ def _gaussian_sigma(epsilon, delta, sensitivity):
     return float(gaussian_sigma(epsilon, delta, sensitivity, method="analytic"))
 
 class NoiseSpec(NamedTuple):
-    kind: str       # "gaussian" (σ = scale), "laplace" (output perturbation at δ = 0), "gamma" (Theorem 2 at δ = 0) or "none"
+    # "gaussian" (σ = scale), "laplace" (output perturbation at δ = 0), "gamma" (Theorem 2 at δ = 0) or "none"
+    kind: str
     scale: float
     sensitivity: float = 0.0   # l2 sensitivity Δ₂ of the released vector (output perturbation)
 
 def output_perturbation_noise(epsilon:float, delta:float, sensitivity:float) -> NoiseSpec:
-    "Noise for releasing θ̂ + ξ: analytic Gaussian if δ > 0, per-coordinate Laplace (Δ₁ = √d·Δ₂) if δ = 0, none if ε = ∞."
+    """Noise for releasing θ̂ + ξ: analytic Gaussian if δ > 0, per-coordinate Laplace (Δ₁ = √d·Δ₂) if δ = 0,
+    none if ε = ∞."""
     if not is_private(epsilon): return NoiseSpec("none", 0.0, sensitivity)
     if delta > 0: return NoiseSpec("gaussian", _gaussian_sigma(epsilon, delta, sensitivity), sensitivity)
     return NoiseSpec("laplace", sensitivity / epsilon, sensitivity)
@@ -253,7 +274,8 @@ def objective_perturbation_params(epsilon:float, delta:float=0.0, *, n:int, lam:
                                   curvature:float=0.25, # c: 0 ≤ ℓ'' ≤ c (1/4 for logistic)
                                   norm_bound:float=1.0, # R: ‖φ‖ ≤ R
                                   weight_bound:float=1.0, # w_max
-                                  constants:str="tight"): # "tight" (this notebook) or "paper" (Chaudhuri Alg. 2 / KST Alg. 1)
+                                  # "tight" (this notebook) or "paper" (Chaudhuri Alg. 2 / KST Alg. 1)
+                                  constants:str="tight"):
     "Δ, ε₁ and the noise law of objective perturbation for replace-one (ε, δ)-DP (Theorem 2)."
     if constants not in ("tight", "paper"): raise ValueError(f"constants must be 'tight' or 'paper', got {constants!r}")
     if not is_private(epsilon): return ObjectivePerturbation(0.0, np.inf, 0.0, NoiseSpec("none", 0.0))
@@ -261,17 +283,22 @@ def objective_perturbation_params(epsilon:float, delta:float=0.0, *, n:int, lam:
     cc = weight_bound * curvature * norm_bound ** 2          # κ(Λ') = cc/(nΛ')
     if constants == "tight":
         Delta = max(0.0, cc / (n * np.expm1(epsilon / 2)) - lam)
-        jac = np.log1p(cc / (n * (lam + Delta))); eps1 = epsilon - jac
+        jac = np.log1p(cc / (n * (lam + Delta)))
+        eps1 = epsilon - jac
         if delta > 0:
             t = np.sqrt(2 * np.log(1 / delta))
-            return ObjectivePerturbation(Delta, eps1, jac, NoiseSpec("gaussian", G * (t + np.sqrt(t * t + 2 * eps1)) / (2 * eps1)))
+            return ObjectivePerturbation(Delta, eps1, jac,
+                                         NoiseSpec("gaussian", G * (t + np.sqrt(t * t + 2 * eps1)) / (2 * eps1)))
         return ObjectivePerturbation(Delta, eps1, jac, NoiseSpec("gamma", G / eps1))
     if delta > 0:                                             # Kifer, Smith & Thakurta (2012), Alg. 1, ζ → G
         Delta = max(0.0, 2 * cc / (n * epsilon) - lam)
         sigma = G * np.sqrt(8 * np.log(2 / delta) + 4 * epsilon) / epsilon
         return ObjectivePerturbation(Delta, epsilon / 2, epsilon / 2, NoiseSpec("gaussian", sigma))
-    eps1 = epsilon - 2 * np.log1p(cc / (n * lam)); Delta = 0.0    # Chaudhuri et al. (2011), Alg. 2
-    if eps1 <= 0: Delta = cc / (n * np.expm1(epsilon / 4)) - lam; eps1 = epsilon / 2
+    eps1 = epsilon - 2 * np.log1p(cc / (n * lam))            # Chaudhuri et al. (2011), Alg. 2
+    Delta = 0.0
+    if eps1 <= 0:
+        Delta = cc / (n * np.expm1(epsilon / 4)) - lam
+        eps1 = epsilon / 2
     return ObjectivePerturbation(Delta, eps1, 2 * np.log1p(cc / (n * (lam + Delta))), NoiseSpec("gamma", G / eps1))
 
 # %% ../nbs/04_dp_erm.ipynb #59e3ab7c
@@ -302,7 +329,8 @@ def objective_plan(epsilon:float, delta:float, *, n:int, d:int, lam:float,
     "The public plan of Theorem 3: Theorem 2 at (ε₁, δ₁), the cap on b, the solver's τ, the gap e and its grid release."
     if not delta > 0:
         raise ValueError("objective perturbation needs delta > 0: its floating-point release pays for the sampler's "
-                         "coupling from δ (notebook 04, Theorem 3); pass delta > 0, or use output perturbation for a pure ε")
+                         "coupling from δ (notebook 04, Theorem 3); pass delta > 0, or use output perturbation "
+                         "for a pure ε")
     s = OBJECTIVE_FP_SHARE
     beta = s * delta / (1 + np.exp(min(epsilon, 700.0)))
     if d * TV_PER_COORDINATE > beta / 2:
@@ -365,7 +393,8 @@ def _check_weights(sample_weight, weight_bound, n):
     return w, wb
 
 def _project_rows(Phi, R):
-    "Rows longer than R scaled back to norm R (a fixed per-record map: the norm bound holds whatever the feature map does)."
+    """Rows longer than R scaled back to norm R
+    (a fixed per-record map: the norm bound holds whatever the feature map does)."""
     nrm = np.linalg.norm(Phi, axis=1)
     return Phi * np.where(nrm > R, R / np.maximum(nrm, 1e-300), 1.0)[:, None]
 
@@ -398,21 +427,23 @@ class _DPERM(BaseEstimator):
         if not isinstance(self.allow_inferred_bounds, (bool, np.bool_)):
             raise TypeError(f"allow_inferred_bounds must be True or False, got {self.allow_inferred_bounds!r}")
         if missing and not self.allow_inferred_bounds:
-            raise ValueError(f"{type(self).__name__}: declare {' and '.join(_BOUND_HELP[m] for m in missing)}. Inferring "
-                             f"{'it' if len(missing) == 1 else 'them'} from the data is not differentially private; "
-                             "allow_inferred_bounds=True does it anyway (PrivacyLeakWarning), and the model is then "
-                             "reported as NOT DP and charged (inf, 0)")
+            raise ValueError(f"{type(self).__name__}: declare {' and '.join(_BOUND_HELP[m] for m in missing)}. "
+                             f"Inferring {'it' if len(missing) == 1 else 'them'} from the data is not differentially "
+                             "private; allow_inferred_bounds=True does it anyway (PrivacyLeakWarning), and the model "
+                             "is then reported as NOT DP and charged (inf, 0)")
         return tuple(missing)
 
     def _bind_feature_map(self, X, inferred, x_bounds="declared"):
         fm = StandardizeToBounds() if self.feature_map is None else self.feature_map
         if not hasattr(fm, "transform") or not hasattr(fm, "norm_bound"):
-            raise TypeError("feature_map must expose transform(X) and norm_bound (e.g. StandardizeToBounds, RandomFourierFeatures)")
+            raise TypeError("feature_map must expose transform(X) and norm_bound "
+                            "(e.g. StandardizeToBounds, RandomFourierFeatures)")
         fm = clone(fm, safe=False)
         if self.x_bounds is not None:
             if not hasattr(fm, "x_bounds"):
                 raise ValueError("this feature_map takes no x_bounds; declare its bounds on the feature map itself")
-            if fm.x_bounds is not None: raise ValueError("declare x_bounds either on the estimator or on its feature_map, not both")
+            if fm.x_bounds is not None:
+                raise ValueError("declare x_bounds either on the estimator or on its feature_map, not both")
             fm.set_params(x_bounds=self.x_bounds if isinstance(x_bounds, str) else x_bounds)   # encoded if a schema
         if "x_bounds" in inferred:                                   # only with allow_inferred_bounds=True
             fm = fm.bind(X, allow_inferred_bounds=True) if isinstance(fm, _FeatureMapBase) else fm.bind(X)
@@ -425,10 +456,12 @@ class _DPERM(BaseEstimator):
         if isinstance(self.x_bounds, Mapping) or hasattr(self.x_bounds, "encoded_bounds") or hasattr(X, "columns"):
             declared = self.x_bounds if self.x_bounds is not None else getattr(self.feature_map, "x_bounds", None)
             cov = fit_covariates(self, X, declared)            # data frames / a public Schema in, names out (00a)
-            if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): not DP; "
-                                                    "declare the schema from public facts")
+            if not cov.private_ok:
+                raise ValueError("x_bounds is a schema inferred from the data (infer_schema): not DP; "
+                                 "declare the schema from public facts")
             X, xb = cov.X, (cov.x_bounds if cov.x_bounds is not None else "declared")
-        X = check_array(X, "X", ndim=2, finite=False); n = check_consistent_length(X=X, y=y)
+        X = check_array(X, "X", ndim=2, finite=False)
+        n = check_consistent_length(X=X, y=y)
         eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
         w, wb = _check_weights(sample_weight, self.weight_bound, n)
         if "x_bounds" in inferred: X = clean_cells(X, "X")        # nothing declared: the domain is the finite reals
@@ -436,13 +469,15 @@ class _DPERM(BaseEstimator):
         X = clean_cells(X, "X", _declared_box(fm, X.shape[1]), action="keep")   # core's input policy; the map clips
         R = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
         if lam < LAM_FLOOR * wb * R * R:   # public: below it the normal equations can be numerically singular
-            raise ValueError(f"lam must be at least {LAM_FLOOR:g}·weight_bound·R² = {LAM_FLOOR * wb * R * R:.3g} (R = the "
-                             "feature map's norm bound); a smaller lam makes the solve fail on some datasets only")
+            raise ValueError(f"lam must be at least {LAM_FLOOR:g}·weight_bound·R² = {LAM_FLOOR * wb * R * R:.3g} "
+                             "(R = the feature map's norm bound); a smaller lam makes the solve fail on some "
+                             "datasets only")
         Phi = _project_rows(fm.transform(X), R)
         return Phi, w, wb, eps, dlt, lam, R, n, fm
 
     def _spend(self, eps, dlt, what, inferred):
-        "Charge the accountant (the default one if none is given; BudgetError before any noise). Returns ((ε, δ), accountant)."
+        """Charge the accountant (the default one if none is given; BudgetError before any noise).
+        Returns ((ε, δ), accountant)."""
         acc = resolve_accountant(self.accountant)
         if inferred: spent, note = (np.inf, 0.0), f"NOT DP: bounds inferred from the data ({', '.join(inferred)})"
         elif not is_private(eps): spent, note = (np.inf, 0.0), "not private: epsilon=inf"
@@ -452,7 +487,8 @@ class _DPERM(BaseEstimator):
         return spent, acc
 
     def _set_fitted(self, **attrs):
-        "Publish the fitted state in one step, only after the spend and the solve succeeded (a failed refit keeps the old state)."
+        """Publish the fitted state in one step, only after the spend and the solve succeeded
+        (a failed refit keeps the old state)."""
         for k, v in attrs.items(): setattr(self, k, v)
         return self
 
@@ -477,8 +513,9 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     LogisticRegression(C=1/(n·lam), fit_intercept=False) on φ(X). method="objective": objective perturbation with
     Gaussian b, computed and released on an offset grid (Theorems 2–3; needs δ > 0); method="output": output
     perturbation with l2 sensitivity 2·w_max·R/(n·lam) + solver error (Theorem 1; δ > 0 Gaussian, δ = 0 discrete
-    Laplace, both on the grid of notebook 01a); method="auto": objective if δ > 0, else output. w_max = weight_bound (1 without weights),
-    valid if each weight depends only on its own record. The fitted model holds no training records.
+    Laplace, both on the grid of notebook 01a); method="auto": objective if δ > 0, else output. w_max = weight_bound
+    (1 without weights), valid if each weight depends only on its own record. The fitted model holds no training
+    records.
 
     Public bounds: x_bounds (here or on the feature map) and, with sample_weight, weight_bound must be declared;
     otherwise fit raises ValueError before anything is charged. allow_inferred_bounds=True infers them from the data
@@ -534,20 +571,23 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
                  accountant=None, label:str|None=None, random_state=None, tol:float=1e-10,
                  allow_inferred_bounds:bool=False):
         self.epsilon, self.delta, self.lam, self.method = epsilon, delta, lam, method
-        self.feature_map, self.x_bounds, self.weight_bound, self.constants = feature_map, x_bounds, weight_bound, constants
+        self.feature_map, self.x_bounds, self.weight_bound, self.constants = (
+            feature_map, x_bounds, weight_bound, constants)
         self.accountant, self.label, self.random_state, self.tol = accountant, label, random_state, tol
         self.allow_inferred_bounds = allow_inferred_bounds
 
     def _fit(self, X, y, sample_weight=None):
         if self.method not in ("auto", "objective", "output"):
             raise ValueError(f"method must be 'auto', 'objective' or 'output', got {self.method!r}")
-        if self.constants not in ("tight", "paper"): raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
+        if self.constants not in ("tight", "paper"):
+            raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
         tol = check_scalar(self.tol, "tol", low=0, high=1e-8, high_inclusive=True)   # the exact-minimiser requirement
         inferred = self._missing_bounds(sample_weight)                              # before the data is read
         y = _check_labels(y)
         Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
         d = Phi.shape[1]
-        solve = lambda lam_, lin=None: solve_logistic(Phi, y, lam_, w, linear=lin, tol=tol, norm_bound=R, weight_bound=wb)[0]
+        solve = lambda lam_, lin=None: solve_logistic(Phi, y, lam_, w, linear=lin, tol=tol, norm_bound=R,
+                                                      weight_bound=wb)[0]
         cal = lambda e1, d1: objective_perturbation_params(e1, d1, n=n, lam=lam, lipschitz=1.0, curvature=0.25,
                                                            norm_bound=R, weight_bound=wb, constants=self.constants)
         plan = None
@@ -559,12 +599,14 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
             theta = solve(lam)                                             # exact fit first: nothing released yet
             tau = logistic_newton_bound(n, d, lam, norm_bound=R, weight_bound=wb, tol=tol).tol   # public
             sens = erm_sensitivity(n, lam, lipschitz=1.0, norm_bound=R, weight_bound=wb) + 2 * tau / lam   # + solver
-            noise = output_perturbation_noise(eps, dlt, sens); lam_eff = lam
+            noise = output_perturbation_noise(eps, dlt, sens)
+            lam_eff = lam
             spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
             coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
         else:
             sens, noise, lam_eff = 2.0 * wb * R, plan.params.noise, plan.lam
-            spent, acc = self._spend(eps, dlt, "objective perturbation", inferred)   # raises BudgetError before any noise
+            # raises BudgetError before any noise
+            spent, acc = self._spend(eps, dlt, "objective perturbation", inferred)
             coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"),
                                      norm_bound=R, weight_bound=wb)
         return self._set_fitted(coef_=coef, classes_=np.array([0, 1]), feature_map_=fm, n_features_in_=self._width(X),
@@ -573,7 +615,8 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
 
     def decision_function(self, X): return self._features(X) @ self.coef_
     def predict_proba(self, X):
-        p = special.expit(self.decision_function(X)); return np.column_stack([1 - p, p])
+        p = special.expit(self.decision_function(X))
+        return np.column_stack([1 - p, p])
     def predict(self, X): return (self.decision_function(X) > 0).astype(int)
 
 # %% ../nbs/04_dp_erm.ipynb #ccfb44c3
@@ -649,11 +692,12 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
         lip = ridge_lipschitz(B, lam, R, wb)
         sens = erm_sensitivity(n, lam, lipschitz=lip, norm_bound=R, weight_bound=wb)
         noise = output_perturbation_noise(eps, dlt, sens)
-        spent, acc = self._spend(eps, dlt, "output perturbation", inferred)         # raises BudgetError before any noise
+        spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
         coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
-        return self._set_fitted(coef_=coef, y_center_=center, lipschitz_=lip, feature_map_=fm, n_features_in_=self._width(X),
-                                sensitivity_=sens, noise_=noise, lam_effective_=lam, epsilon_spent_=spent[0],
-                                delta_spent_=spent[1], charged_to_=acc, bounds_inferred_=inferred)
+        return self._set_fitted(coef_=coef, y_center_=center, lipschitz_=lip, feature_map_=fm,
+                                n_features_in_=self._width(X), sensitivity_=sens, noise_=noise, lam_effective_=lam,
+                                epsilon_spent_=spent[0], delta_spent_=spent[1], charged_to_=acc,
+                                bounds_inferred_=inferred)
 
     def predict(self, X): return self.y_center_ + self._features(X) @ self.coef_
 
@@ -675,11 +719,13 @@ def private_guarantee(model, *, return_source:bool=False):
         elif not is_private(model.epsilon_spent_): g, src = (np.inf, 0.0), f"not DP: {name} fitted with epsilon=inf"
         else: g, src = (model.epsilon_spent_, model.delta_spent_), f"certified: {name}"
     elif hasattr(model, "dp_epsilon_"):
-        g, src = (model.dp_epsilon_, getattr(model, "dp_delta_", 0.0)), f"trusted declaration: {getattr(model, 'dp_source_', 'user')}"
+        g, src = ((model.dp_epsilon_, getattr(model, "dp_delta_", 0.0)),
+                  f"trusted declaration: {getattr(model, 'dp_source_', 'user')}")
     elif type(model).__name__ in _EBM_NAMES:
         g, src = (model.epsilon, model.delta), f"trusted declaration: interpret {type(model).__name__} parameters"
     elif type(model).__module__.split(".")[0] == "diffprivlib" and hasattr(model, "epsilon"):
-        g, src = (model.epsilon, getattr(model, "delta", 0.0) or 0.0), f"trusted declaration: diffprivlib {type(model).__name__} parameters"
+        g, src = ((model.epsilon, getattr(model, "delta", 0.0) or 0.0),
+                  f"trusted declaration: diffprivlib {type(model).__name__} parameters")
     else:
         raise TypeError(f"{type(model).__name__} declares no differential-privacy guarantee; if you trust it, "
                         "wrap it with declare_private(model, epsilon, delta)")
@@ -696,7 +742,8 @@ def charge_private_model(model, accountant, *, label:str):
 
 # %% ../nbs/04_dp_erm.ipynb #a93ae7dd
 class ConstantNuisance:
-    "The public fallback for a user's nuisance model that failed on the private data: predicting raises, and the caller maps that to a public fill value."
+    """The public fallback for a user's nuisance model that failed on the private data:
+    predicting raises, and the caller maps that to a public fill value."""
     classes_ = np.array([0, 1])
     def predict_proba(self, X): raise RuntimeError("no model (fallback)")
     def predict(self, X): raise RuntimeError("no model (fallback)")
@@ -708,7 +755,8 @@ def fit_or_constant(model, X, y):
     except Exception: return ConstantNuisance()
 
 def prefit_guarantee(declared, model):
-    "(ε, δ, source) a non-library model declares BEFORE fitting: `declare_private` on `declared` (the user's object), else `model`'s DP-library parameters."
+    """(ε, δ, source) a non-library model declares BEFORE fitting: `declare_private` on `declared` (the user's object),
+    else `model`'s DP-library parameters."""
     if hasattr(declared, "dp_epsilon_"):    # clone() would drop the declaration: read it from the user's object
         return (float(declared.dp_epsilon_), float(getattr(declared, "dp_delta_", 0.0)),
                 f"trusted declaration: {getattr(declared, 'dp_source_', 'user')}")
@@ -717,19 +765,22 @@ def prefit_guarantee(declared, model):
 # %% ../nbs/04_dp_erm.ipynb #f4aca19b
 def fit_charged_model(model, accountant, X, y, *, label:str, allotted:tuple, private:bool=True, declared=None,
                       smoke_test=None):
-    "Fit a nuisance `model` inside `accountant`'s budget with the protocol above; returns the fitted model (or `ConstantNuisance`)."
+    """Fit a nuisance `model` inside `accountant`'s budget with the protocol above;
+    returns the fitted model (or `ConstantNuisance`)."""
     if "accountant" in model.get_params(deep=False):            # (1) a library DP-ERM model spends itself
         model.set_params(accountant=accountant, **({"label": label} if "label" in model.get_params(deep=False) else {}))
         return model.fit(X, y)
     if smoke_test is not None: smoke_test(model)                 # (2) public synthetic records only
     if not private:
-        model = fit_or_constant(model, X, y); accountant.spend(np.inf, 0.0, label=f"{label} (non-private)"); return model
+        model = fit_or_constant(model, X, y)
+        accountant.spend(np.inf, 0.0, label=f"{label} (non-private)")
+        return model
     eps_d, dlt_d = allotted
     declared = model if declared is None else declared
     eps_m, dlt_m, src = prefit_guarantee(declared, model)        # (3)
     if eps_m > eps_d * (1 + 1e-12) or dlt_m > dlt_d * (1 + 1e-12):
-        raise BudgetError(f"{label}: the model declares ({eps_m:g}, {dlt_m:g})-DP, more than the ({eps_d:g}, {dlt_d:g}) "
-                          "allotted to it; nothing was fitted or recorded")
+        raise BudgetError(f"{label}: the model declares ({eps_m:g}, {dlt_m:g})-DP, more than the "
+                          f"({eps_d:g}, {dlt_d:g}) allotted to it; nothing was fitted or recorded")
     accountant.check(eps_m, dlt_m)                               # before the model draws any noise
     model = fit_or_constant(model, X, y)                         # (4)
     if not isinstance(model, ConstantNuisance):

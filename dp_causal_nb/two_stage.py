@@ -12,8 +12,9 @@ from .core import (check_scalar, is_private, check_epsilon_delta, check_array,
                                check_consistent_length, check_binary_treatment, atomic_fit)
 from .secure_noise import noise_rng
 from .accounting import resolve_accountant
-from .erm import (LAM_FLOOR, NoiseSpec, ObjectivePerturbation, objective_perturbation_params, objective_plan,
-                              objective_release, solve_logistic, StandardizeToBounds, DPLogisticRegression, _check_labels)
+from .erm import (LAM_FLOOR, NoiseSpec, ObjectivePerturbation, objective_perturbation_params,
+                              objective_plan, objective_release, solve_logistic, StandardizeToBounds,
+                              DPLogisticRegression, _check_labels)
 from .weights import BalancingWeights, WeightCertificate
 from .schema import fit_covariates, query_covariates
 
@@ -42,21 +43,28 @@ def dp2erm_params(epsilon:float, delta:float=0.0, *, n:int, lam:float, certifica
     if constants not in ("tight", "paper"): raise ValueError(f"constants must be 'tight' or 'paper', got {constants!r}")
     so, W = float(certificate.others), float(certificate.weight_bound)
     if not is_private(epsilon): return ObjectivePerturbation(0.0, np.inf, 0.0, NoiseSpec("none", 0.0))
-    if not np.isfinite(so): raise ValueError("the weight certificate is infinite (inferred public inputs): no finite noise is DP")
+    if not np.isfinite(so):
+        raise ValueError("the weight certificate is infinite (inferred public inputs): no finite noise is DP")
     if so == 0.0:                                          # record-local weights: exactly erm's Theorem 2
         return objective_perturbation_params(epsilon, delta, n=n, lam=lam, lipschitz=lipschitz, curvature=curvature,
                                              norm_bound=norm_bound, weight_bound=W, constants=constants)
     c, R, G = curvature, norm_bound, lipschitz * norm_bound * (so + 2 * W)
     if constants == "paper":                               # Chaudhuri-style rule with the doubled rank-one term
         if delta > 0: raise ValueError("constants='paper' with delta > 0 is defined for record-local weights only")
-        jac0 = _jacobian_bound(lam, n, so, W, c, R, paper=True); eps1, Delta = epsilon - jac0, 0.0
-        if eps1 <= 0: Delta = _lam_star(epsilon / 2, n, so, W, c, R, paper=True) - lam; eps1 = epsilon / 2
-        return ObjectivePerturbation(Delta, eps1, _jacobian_bound(lam + Delta, n, so, W, c, R, True), NoiseSpec("gamma", G / eps1))
+        jac0 = _jacobian_bound(lam, n, so, W, c, R, paper=True)
+        eps1, Delta = epsilon - jac0, 0.0
+        if eps1 <= 0:
+            Delta = _lam_star(epsilon / 2, n, so, W, c, R, paper=True) - lam
+            eps1 = epsilon / 2
+        return ObjectivePerturbation(Delta, eps1, _jacobian_bound(lam + Delta, n, so, W, c, R, True),
+                                     NoiseSpec("gamma", G / eps1))
     Delta = max(0.0, _lam_star(epsilon / 2, n, so, W, c, R) - lam)
-    jac = _jacobian_bound(lam + Delta, n, so, W, c, R); eps1 = epsilon - jac
+    jac = _jacobian_bound(lam + Delta, n, so, W, c, R)
+    eps1 = epsilon - jac
     if delta > 0:
         t = np.sqrt(stats.chi2.isf(delta, d))
-        return ObjectivePerturbation(Delta, eps1, jac, NoiseSpec("gaussian", G * (t + np.sqrt(t * t + 2 * eps1)) / (2 * eps1)))
+        return ObjectivePerturbation(Delta, eps1, jac,
+                                     NoiseSpec("gaussian", G * (t + np.sqrt(t * t + 2 * eps1)) / (2 * eps1)))
     return ObjectivePerturbation(Delta, eps1, jac, NoiseSpec("gamma", G / eps1))
 
 # %% ../nbs/15_dp_2erm.ipynb #cb602eb3
@@ -92,7 +100,8 @@ class DP2ERMClassifier(ClassifierMixin, BaseEstimator):
         self.weights, self.epsilon, self.delta, self.lam, self.x_bounds = weights, epsilon, delta, lam, x_bounds
         self.outcome_bounds, self.weight_cap, self.ridge = outcome_bounds, weight_cap, ridge
         self.propensity_clip, self.propensity_lam, self.n_components = propensity_clip, propensity_lam, n_components
-        self.bandwidth, self.kernel_seed, self.constants, self.accountant = bandwidth, kernel_seed, constants, accountant
+        self.bandwidth, self.kernel_seed, self.constants, self.accountant = (
+            bandwidth, kernel_seed, constants, accountant)
         self.label, self.random_state, self.allow_inferred_bounds = label, random_state, allow_inferred_bounds
 
     def fit(self, X, y, *, T, outcome=None, propensity=None):
@@ -101,56 +110,79 @@ class DP2ERMClassifier(ClassifierMixin, BaseEstimator):
 
 # %% ../nbs/15_dp_2erm.ipynb #706072ee
 def _dp2erm_fit(self, X, y, T, outcome, propensity):
-    eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True); lam = check_scalar(self.lam, "lam", low=0)
-    if lam < LAM_FLOOR: raise ValueError(f"lam must be at least {LAM_FLOOR:g} (erm's floor; the features have norm ≤ 1 and the "
-                                         "objective-perturbation Δ only adds to it): a smaller lam makes the solve fail on some datasets only")
-    if self.constants not in ("tight", "paper"): raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
+    eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
+    lam = check_scalar(self.lam, "lam", low=0)
+    if lam < LAM_FLOOR:
+        raise ValueError(f"lam must be at least {LAM_FLOOR:g} (erm's floor; the features have norm ≤ 1 and the "
+                         "objective-perturbation Δ only adds to it): a smaller lam makes the solve fail on some "
+                         "datasets only")
+    if self.constants not in ("tight", "paper"):
+        raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
     inferred = []
     if self.x_bounds is None and not self.allow_inferred_bounds:
-        raise ValueError("DP2ERMClassifier: declare x_bounds=(lower, upper); inferring them is not differentially private "
-                         "(allow_inferred_bounds=True: PrivacyLeakWarning, charged (inf, 0), NOT DP)")
+        raise ValueError("DP2ERMClassifier: declare x_bounds=(lower, upper); inferring them is not differentially "
+                         "private (allow_inferred_bounds=True: PrivacyLeakWarning, charged (inf, 0), NOT DP)")
     if outcome is not None and self.outcome_bounds is None and not self.allow_inferred_bounds:
         raise ValueError("DP2ERMClassifier: declare outcome_bounds=(lower, upper) when an outcome is given")
     cov = fit_covariates(self, X, self.x_bounds)                     # a data frame + Schema: the public encoding
-    X = cov.X; y = _check_labels(y); T = check_binary_treatment(T)
-    n = check_consistent_length(X=X, y=y, T=T); eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
+    X = cov.X
+    y = _check_labels(y)
+    T = check_binary_treatment(T)
+    n = check_consistent_length(X=X, y=y, T=T)
+    eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
     xb = cov.x_bounds
-    if not cov.private_ok: inferred.append("x_bounds")                 # an inferred schema: charged like inferred bounds
+    if not cov.private_ok: inferred.append("x_bounds")   # an inferred schema: charged like inferred bounds
     if xb is None:
         from dp_causal_nb.core import infer_bounds
-        xb = infer_bounds(X, "X"); xb = (xb[0], np.where(xb[1] > xb[0], xb[1], xb[0] + 1.0)); inferred.append("x_bounds")
-    bw = BalancingWeights(self.weights, x_bounds=xb, propensity_clip=self.propensity_clip, propensity_lam=self.propensity_lam,
-                          weight_cap=self.weight_cap, ridge=self.ridge, n_components=self.n_components,
-                          bandwidth=self.bandwidth, kernel_seed=self.kernel_seed, allow_inferred_bounds=self.allow_inferred_bounds)
+        xb = infer_bounds(X, "X")
+        xb = (xb[0], np.where(xb[1] > xb[0], xb[1], xb[0] + 1.0))
+        inferred.append("x_bounds")
+    bw = BalancingWeights(self.weights, x_bounds=xb, propensity_clip=self.propensity_clip,
+                          propensity_lam=self.propensity_lam, weight_cap=self.weight_cap, ridge=self.ridge,
+                          n_components=self.n_components, bandwidth=self.bandwidth, kernel_seed=self.kernel_seed,
+                          allow_inferred_bounds=self.allow_inferred_bounds)
     w, cert = bw.compute(T, X, propensity=propensity)                 # private weights, public certificate
     if outcome is not None:
         ob = self.outcome_bounds
         if ob is None:
             from dp_causal_nb.core import infer_bounds
-            ob = infer_bounds(check_array(outcome, "outcome", ndim=1), "outcome"); inferred.append("outcome_bounds")
+            ob = infer_bounds(check_array(outcome, "outcome", ndim=1), "outcome")
+            inferred.append("outcome_bounds")
         lo, hi = (float(v) for v in ob)
         if not lo < hi: raise ValueError("outcome_bounds must satisfy lower < upper")
-        o = clean_cells(outcome, "outcome", (lo, hi), ndim=1); check_consistent_length(y=y, outcome=o)   # input policy
+        o = clean_cells(outcome, "outcome", (lo, hi), ndim=1)   # input policy
+        check_consistent_length(y=y, outcome=o)
         w, cert = w * (o - lo), _effective_certificate(cert, hi - lo)
-    w = np.minimum(w, cert.weight_bound)   # a fixed per-record map: w ≤ W holds exactly, also after floating-point rounding
+    # a fixed per-record map: w ≤ W holds exactly, also after floating-point rounding
+    w = np.minimum(w, cert.weight_bound)
     if not np.isfinite(cert.others): inferred.append("weights")
-    fm = StandardizeToBounds(xb); Phi = fm.transform(X); d = Phi.shape[1]
+    fm = StandardizeToBounds(xb)
+    Phi = fm.transform(X)
+    d = Phi.shape[1]
     cal_cert = cert if not inferred else WeightCertificate(0.0, cert.weight_bound, cert.method)   # heuristic only
     W = max(cert.weight_bound, 1e-300)
     calibrate = lambda e1, d1: dp2erm_params(e1, d1, n=n, lam=lam, certificate=cal_cert, d=d, constants=self.constants)
     plan = objective_plan(eps, dlt, n=n, d=d, lam=lam, calibrate=calibrate, weight_bound=W) if is_private(eps) else None
     acc = resolve_accountant(self.accountant)
     label = self.label if self.label is not None else f"DP2ERMClassifier ({self.weights})"
-    if inferred: spent = (np.inf, 0.0); label += f" [NOT DP: inferred from the data ({', '.join(dict.fromkeys(inferred))})]"
-    elif not is_private(eps): spent = (np.inf, 0.0); label += " [not private: epsilon=inf]"
+    if inferred:
+        spent = (np.inf, 0.0)
+        label += f" [NOT DP: inferred from the data ({', '.join(dict.fromkeys(inferred))})]"
+    elif not is_private(eps):
+        spent = (np.inf, 0.0)
+        label += " [not private: epsilon=inf]"
     else: spent = (eps, dlt)
     acc.spend(*spent, label=label)                                    # BudgetError here: before any noise
-    if plan is None: coef, noise, lam_eff = solve_logistic(Phi, y, lam, w, norm_bound=1.0, weight_bound=W)[0], NoiseSpec("none", 0.0), lam
+    if plan is None:
+        coef, noise, lam_eff = (solve_logistic(Phi, y, lam, w, norm_bound=1.0, weight_bound=W)[0],
+                                NoiseSpec("none", 0.0), lam)
     else:
-        coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"), weight_bound=W)
+        coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"),
+                                 weight_bound=W)
         noise, lam_eff = plan.params.noise, plan.lam
-    for k, v in dict(coef_=coef, classes_=np.array([0, 1]), feature_map_=fm, certificate_=cert, noise_=noise, lam_effective_=lam_eff, epsilon_spent_=spent[0],
-                     delta_spent_=spent[1], charged_to_=acc, bounds_inferred_=tuple(dict.fromkeys(inferred))).items():
+    for k, v in dict(coef_=coef, classes_=np.array([0, 1]), feature_map_=fm, certificate_=cert, noise_=noise,
+                     lam_effective_=lam_eff, epsilon_spent_=spent[0], delta_spent_=spent[1], charged_to_=acc,
+                     bounds_inferred_=tuple(dict.fromkeys(inferred))).items():
         setattr(self, k, v)
     return self
 
@@ -172,7 +204,8 @@ def _summary(self) -> str:
 DP2ERMClassifier._fit = _dp2erm_fit
 DP2ERMClassifier.decision_function = _decision_function
 DP2ERMClassifier.summary = _summary
-DP2ERMClassifier.predict_proba = lambda self, X: (lambda p: np.column_stack([1 - p, p]))(special.expit(self.decision_function(X)))
+DP2ERMClassifier.predict_proba = lambda self, X: (lambda p: np.column_stack([1 - p, p]))(
+    special.expit(self.decision_function(X)))
 DP2ERMClassifier.predict = lambda self, X: (self.decision_function(X) > 0).astype(int)
 
 # %% ../nbs/15_dp_2erm.ipynb #4c3cecc3
@@ -200,12 +233,18 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
             eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
             split = check_scalar(self.split, "split", low=0, high=1)
             if self.x_bounds is None: raise ValueError("CompositionBaselineClassifier: declare x_bounds=(lower, upper)")
-            if outcome is not None and self.outcome_bounds is None: raise ValueError("declare outcome_bounds when an outcome is given")
+            if outcome is not None and self.outcome_bounds is None:
+                raise ValueError("declare outcome_bounds when an outcome is given")
             clip = check_scalar(self.propensity_clip, "propensity_clip", low=0, high=0.5, high_inclusive=True)
-            T = check_binary_treatment(T); cov = fit_covariates(self, X, self.x_bounds); X = cov.X; y = _check_labels(y)
-            if not cov.private_ok: raise ValueError("CompositionBaselineClassifier: the schema was inferred from the data "
-                                                    "(not DP) and this baseline has no non-private mode; declare a public schema")
-            n = check_consistent_length(X=X, y=y, T=T); eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
+            T = check_binary_treatment(T)
+            cov = fit_covariates(self, X, self.x_bounds)
+            X = cov.X
+            y = _check_labels(y)
+            if not cov.private_ok:
+                raise ValueError("CompositionBaselineClassifier: the schema was inferred from the data "
+                                 "(not DP) and this baseline has no non-private mode; declare a public schema")
+            n = check_consistent_length(X=X, y=y, T=T)
+            eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
             e1, e2 = (eps * split, eps * (1 - split)) if is_private(eps) else (np.inf, np.inf)
             acc = resolve_accountant(self.accountant)
             if hasattr(acc, "check") and is_private(eps): acc.check(eps, dlt)        # both spends fit, before any noise
@@ -217,18 +256,22 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
             prop = DPLogisticRegression(epsilon=e1, delta=dlt / 2, lam=self.propensity_lam, x_bounds=cov.x_bounds,
                                         accountant=acc, label=f"{lab}: propensity", random_state=g1).fit(X, T)
             p1 = prop.predict_proba(X)[:, 1]
-            w = 1.0 / np.maximum(clip, np.where(T == 1, p1, 1 - p1)); r_max = 1.0
+            w = 1.0 / np.maximum(clip, np.where(T == 1, p1, 1 - p1))
+            r_max = 1.0
             if outcome is not None:
-                lo, hi = (float(v) for v in self.outcome_bounds); r_max = hi - lo
+                lo, hi = (float(v) for v in self.outcome_bounds)
+                r_max = hi - lo
                 w = w * (clean_cells(outcome, "outcome", (lo, hi), ndim=1) - lo)   # core's input policy: clipped
             wb = r_max / clip
-            w = np.minimum(w, wb)   # (1/c)·r can round one ulp above r/c: clip to the declared bound (fixed per-record map)
+            # (1/c)·r can round one ulp above r/c: clip to the declared bound (fixed per-record map)
+            w = np.minimum(w, wb)
             out = DPLogisticRegression(epsilon=e2, delta=dlt / 2, lam=self.lam, x_bounds=cov.x_bounds,
                                        weight_bound=wb, accountant=acc, label=f"{lab}: outcome model",
                                        random_state=g2).fit(X, y, sample_weight=w)
             self.coef_, self.classes_, self.feature_map_ = out.coef_, out.classes_, out.feature_map_
             self.propensity_coef_, self.charged_to_ = prop.coef_, acc
-            self.epsilon_spent_ = prop.epsilon_spent_ + out.epsilon_spent_; self.delta_spent_ = prop.delta_spent_ + out.delta_spent_
+            self.epsilon_spent_ = prop.epsilon_spent_ + out.epsilon_spent_
+            self.delta_spent_ = prop.delta_spent_ + out.delta_spent_
             return self
 
 CompositionBaselineClassifier.decision_function = _decision_function

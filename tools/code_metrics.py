@@ -42,10 +42,7 @@ LIMITS = {
 # Shrink an entry as its file is mended, remove it when the file is clean (`--check` says when an entry is too big);
 # the notebooks' entries match the per-file-ignores of [tool.ruff.lint] in pyproject.toml.
 PENDING = {
-    "nbs/01a_secure_noise.ipynb": {"semicolons": 1, "long_lines": 2},
-    "nbs/04_dp_erm.ipynb": {"semicolons": 141, "long_lines": 67, "history": 1},
     "nbs/10_functional.ipynb": {"semicolons": 81, "long_lines": 42, "history": 8},
-    "nbs/15_dp_2erm.ipynb": {"semicolons": 61, "long_lines": 46},
     "tests/benchmarks/bench_ate.py": {"history": 1},
     "tests/benchmarks/bench_ate_estimator_rule.py": {"history": 1},
     "tests/benchmarks/bench_cate.py": {"history": 1},
