@@ -12,6 +12,7 @@ import pandas as pd
 from dp_causal_nb import cli
 from dp_causal_nb.ate import DPATE
 from dp_causal_nb.cate import DPCATE
+from dp_causal_nb.dim import DPDifferenceInMeans
 from dp_causal_nb.erm import DPLogisticRegression, DPRidgeRegression
 from dp_causal_nb.functional import (private_kernel_function, release_cate_function, release_shareable_cate_function,
                                      release_shareable_function)
@@ -112,6 +113,8 @@ REGISTRY = [
     Case("DPATE fold", _ate("fold"), _fit_ate),
     Case("DPATE split", _ate("split"), _fit_ate),
     Case("DPATE split, schema", _ate("split", SCHEMA), _fit_ate, frame=True),
+    Case("DPDifferenceInMeans", lambda acc, yb: DPDifferenceInMeans(outcome_bounds=yb, accountant=acc, **KW), _fit_ate,
+         cells=("Y",)),
     Case("DPCATE ridge", _cate("ridge"), _fit_effect),
     Case("DPCATE kernel", _cate("kernel", bandwidth=0.5, lam=0.1), _fit_effect),
     Case("DPCATE auto", _cate("auto"), _fit_effect),
