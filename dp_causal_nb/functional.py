@@ -10,7 +10,8 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg.blas import dtrsm
 from .core import (PrivacyLeakWarning, check_scalar, check_array, check_epsilon_delta,
-                               check_consistent_length, check_random_state, check_bounds, MAX_BOUND, check_in_bounds, is_private)
+                               check_consistent_length, check_random_state, check_bounds, MAX_BOUND, check_in_bounds,
+                               is_private)
 from .secure_noise import GridPlan, plan_gaussian, grid_release, noise_rng
 from .accounting import resolve_accountant
 from .release_format import (save_release, load_release, ReleaseFormatError, check_recomputed,
@@ -62,9 +63,9 @@ def select_noise_scale(scales:dict, noise:str="proof") -> float:
     if noise == "strict": return scales["strict"]
     if noise == "proof": return max(scales["hall"], scales["analytic"])
     if scales["paper"] < scales["strict"] * (1 - 1e-12):
-        warnings.warn(f"noise='paper': Eq. (19) gives r = {scales['paper']:.4g} < {scales['strict']:.4g} (the scale the "
-                      "corrected Lemma 1 needs): the release is NOT (epsilon, delta)-DP as claimed (paper's Lemma 1 "
-                      "drops a square root; see dp_causal_nb.rkhs)", PrivacyLeakWarning, stacklevel=3)
+        warnings.warn(f"noise='paper': Eq. (19) gives r = {scales['paper']:.4g} < {scales['strict']:.4g} (the scale "
+                      "the corrected Lemma 1 needs): the release is NOT (epsilon, delta)-DP as claimed (paper's "
+                      "Lemma 1 drops a square root; see dp_causal_nb.rkhs)", PrivacyLeakWarning, stacklevel=3)
     return scales["paper"]
 
 # %% ../nbs/10_functional.ipynb #efc4841a
@@ -112,13 +113,20 @@ class PrivateCATEFunction:
         self._rng = check_random_state(random_state)        # a secret noise stream (noise_rng): curator-only
         self.info = dict(info or {})
         self._cap, self._m = 0, 0
-        self._L = np.zeros((0, 0)); self._f = np.zeros(0); self._w = np.zeros(0)
-        self._P = np.zeros((0, fit.q)); self._ans = np.zeros(0)
-        self._index = {}; self._warned = False; self._dblk = {}
+        self._L = np.zeros((0, 0))
+        self._f = np.zeros(0)
+        self._w = np.zeros(0)
+        self._P = np.zeros((0, fit.q))
+        self._ans = np.zeros(0)
+        self._index = {}
+        self._warned = False
+        self._dblk = {}
         self.warn_training_queries, self._train_keys = bool(warn_training_queries), None
 
     @property
-    def n_points(self) -> int: "Number of distinct points answered so far."; return self._m
+    def n_points(self) -> int:
+        "Number of distinct points answered so far."
+        return self._m
     @property
     def bandwidth(self): return self._fit.bandwidth
     @property
@@ -170,10 +178,14 @@ class PrivateCATEFunction:
                                "shareable release instead, or raise max_points")
         if need <= self._cap: return
         cap = min(self.max_points, max(need, int(1.5 * self._cap), 64))   # growth 1.5: less idle memory
-        L = np.zeros((cap, cap)); L[:self._m, :self._m] = self._L[:self._m, :self._m]
-        P = np.zeros((cap, self._fit.q)); P[:self._m] = self._P[:self._m]
+        L = np.zeros((cap, cap))
+        L[:self._m, :self._m] = self._L[:self._m, :self._m]
+        P = np.zeros((cap, self._fit.q))
+        P[:self._m] = self._P[:self._m]
         for name in ("_f", "_w", "_ans"):
-            a = np.zeros(cap); a[:self._m] = getattr(self, name)[:self._m]; setattr(self, name, a)
+            a = np.zeros(cap)
+            a[:self._m] = getattr(self, name)[:self._m]
+            setattr(self, name, a)
         self._L, self._P, self._cap = L, P, cap
 
     def _extend(self, B):
@@ -187,7 +199,9 @@ class PrivateCATEFunction:
         S = 0.5 * (S + S.T)
         extra = 0.0
         for _ in range(30):
-            try: Ls = linalg.cholesky(S + extra * np.eye(b), lower=True); break
+            try:
+                Ls = linalg.cholesky(S + extra * np.eye(b), lower=True)
+                break
             except linalg.LinAlgError: extra = max(2 * extra, self.jitter)
         else: raise RuntimeError("could not factor the conditional covariance")
         g = self._fit.predict(B)
@@ -205,7 +219,8 @@ class PrivateCATEFunction:
         if self._m > self.warn_points and not self._warned:
             self._warned = True
             warnings.warn(f"{self._m} distinct query points answered: each new point costs O(m²) time and the path "
-                          f"state {8 * self._cap ** 2 / 1e9:.2g} GB; consider a shareable release", RuntimeWarning, stacklevel=3)
+                          f"state {8 * self._cap ** 2 / 1e9:.2g} GB; consider a shareable release", RuntimeWarning,
+                          stacklevel=3)
 
     def __call__(self, X) -> np.ndarray:
         "Private CATE at the rows of X (one batch is drawn jointly; repeated points get identical answers)."
@@ -216,7 +231,9 @@ class PrivateCATEFunction:
         if self.warn_training_queries: self._warn_training(keys)
         new, seen = [], {}
         for i, k in enumerate(keys):
-            if k not in self._index and k not in seen: seen[k] = len(new); new.append(i)
+            if k not in self._index and k not in seen:
+                seen[k] = len(new)
+                new.append(i)
         if new:
             m0 = self._m
             self._extend(X[new])
@@ -227,7 +244,8 @@ class PrivateCATEFunction:
     effect = __call__
 
     def publish_grid(self, grid) -> "PublishedCATEValues":
-        "Answer a PUBLIC (data-independent) grid and return a publishable object with only (grid, private values, info)."
+        """Answer a PUBLIC (data-independent) grid and return a publishable object with only
+        (grid, private values, info)."""
         grid = check_array(grid, "grid", ndim=2)
         return PublishedCATEValues(points=grid.copy(), values=self(grid), info=dict(self.info))
 
@@ -285,11 +303,14 @@ def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_
     "Every public quantity of a functional release (no data): Δ, τ, inflation, scales, r, μ, charged ε, info."
     noise = check_noise_mode(noise)
     eps, dlt = check_epsilon_delta(epsilon, delta, require_delta=True)
-    loss = check_loss(loss); lam = check_lam(lam); h = check_bandwidth(bandwidth)
+    loss = check_loss(loss)
+    lam = check_lam(lam)
+    h = check_bandwidth(bandwidth)
     rho_max = check_scalar(rho_max, "rho_max", low=0)
     kw_s = dict(lam=lam, n=n, bandwidth=h, q=q)
-    cert = certified_rkhs_sensitivity(loss, rho_max=rho_max, weighted_lipschitz=weighted_lipschitz, solver_tol=solver_tol,
-                                      **kw_s)                    # Derivation 6: (1 + f) Δ_H by default
+    # Derivation 6: (1 + f) Δ_H by default
+    cert = certified_rkhs_sensitivity(loss, rho_max=rho_max, weighted_lipschitz=weighted_lipschitz,
+                                      solver_tol=solver_tol, **kw_s)
     M, tol, D, extra, sens = (cert[k] for k in ("weighted_lipschitz", "tol", "lemma", "inflation", "sensitivity"))
     scales = functional_noise_scales(eps, dlt, sensitivity=sens, sensitivity_paper=rkhs_sensitivity(
         lipschitz=rho_max * loss.lipschitz, rho_max=1.0, version="paper", **kw_s))
@@ -304,7 +325,8 @@ def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_
                 info=info)
 
 def _charge(accountant, plan:dict, label:str):
-    "Record the release in `accountant` (default: the library-wide one) BEFORE any data use or noise; BudgetError first."
+    """Record the release in `accountant` (default: the library-wide one) BEFORE any data use or noise;
+    BudgetError first."""
     acc = resolve_accountant(accountant)
     if hasattr(acc, "spend_gdp"): acc.spend_gdp(plan["mu"], label=label)
     elif hasattr(acc, "spend"):
@@ -322,7 +344,8 @@ def _path_options(kw:dict) -> dict:
     o = _PATH_OPTIONS | kw
     check_scalar(o["jitter"], "jitter", low=0)
     for k in ("max_points", "warn_points"):
-        if not isinstance(o[k], numbers.Integral) or o[k] < 1: raise ValueError(f"{k} must be an integer >= 1, got {o[k]!r}")
+        if not isinstance(o[k], numbers.Integral) or o[k] < 1:
+            raise ValueError(f"{k} must be an integer >= 1, got {o[k]!r}")
     return o
 
 def _clip_records(X, weights, x_bounds, rho_max):
@@ -334,8 +357,9 @@ def _clip_records(X, weights, x_bounds, rho_max):
 def _kernel_release(X, phi, weights, x_bounds, plan:dict, rng, *, warn_training_queries=False, **options):
     "Fit ĝ_D (certified to the plan's τ) and wrap it with the planned GP noise. No budget is charged here."
     X, weights = _clip_records(X, weights, x_bounds, plan["rho_max"])
-    fit = fit_kernel_regression(X, phi, weights=weights, bandwidth=plan["bandwidth"], lam=plan["lam"], loss=plan["loss"],
-                                rho_max=plan["rho_max"], weighted_lipschitz=plan["M"], solver_tol=plan["solver_tol"])
+    fit = fit_kernel_regression(X, phi, weights=weights, bandwidth=plan["bandwidth"], lam=plan["lam"],
+                                loss=plan["loss"], rho_max=plan["rho_max"], weighted_lipschitz=plan["M"],
+                                solver_tol=plan["solver_tol"])
     assert fit.solver_error == plan["tol"]["error"]       # the inflation is the public one
     return PrivateCATEFunction(fit, plan["r"], x_bounds=x_bounds, random_state=rng, info=dict(plan["info"]),
                                mu=plan["mu"], warn_training_queries=warn_training_queries, **options)
@@ -386,7 +410,9 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
     plan = _functional_plan(n, X.shape[1], bandwidth=bandwidth, lam=lam, loss=loss, epsilon=epsilon, delta=delta,
                             rho_max=rho_max, weighted_lipschitz=weighted_lipschitz, noise=noise, solver_tol=solver_tol)
-    options = _path_options(kw); check_random_state(random_state)        # validated before the charge
+    # validated before the charge
+    options = _path_options(kw)
+    check_random_state(random_state)
     if plan["r"] > 0: path_grid_plan(plan["mu"], options["max_points"])     # the path's grid exists: before the charge
     _charge(accountant, plan, f"private_kernel_function (functional release, noise={plan['info']['noise']!r})")
     rng = noise_rng(random_state, "function release")                      # secret: OS entropy (notebook 01a)
@@ -435,7 +461,8 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     est : a fitted DPCATE(final="kernel"), or a `second_stage.StageRelease`.
     noise : {"proof" (default), "strict", "paper"}
         "proof": the scale the corrected Lemma 1 and the proof support; "strict": also ≥ the paper's Eq. (19) term
-        (about 10× noisier on Dataset 1); "paper": Eq. (19) exactly (warns when it is below "strict": NOT DP as claimed).
+        (about 10× noisier on Dataset 1); "paper": Eq. (19) exactly (warns when it is below "strict": NOT DP as
+        claimed).
     jitter, max_points : options of the Gaussian-process path. random_state : noise stream (default: the estimator's).
 
     Returns
@@ -452,7 +479,9 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     >>> f(ds.X[:3]).shape
     (3,)
     """
-    noise = check_noise_mode(noise); options = _path_options(dict(jitter=jitter, max_points=max_points))   # public first
+    # public first
+    noise = check_noise_mode(noise)
+    options = _path_options(dict(jitter=jitter, max_points=max_points))
     rel, plan = _dpcate_plan(est, noise=noise)
     if plan["r"] > 0: path_grid_plan(plan["mu"], max_points)              # the path's grid exists: before the claim
     fit = rel.fit                               # the estimator's own certified regression: no refit
@@ -506,8 +535,8 @@ class SharedCATEFunction:
         lo, hi = (np.asarray(b, float) for b in self.x_bounds)
         info = self.info if self.schema is None else {**self.info, "schema": self.schema.to_dict()}
         _check_shared_info(path, info, np.asarray(self.omega))
-        return save_release(path, "SharedCATEFunction", {"omega": self.omega, "coef": self.coef, "x_lo": lo, "x_hi": hi},
-                            info)
+        return save_release(path, "SharedCATEFunction",
+                            {"omega": self.omega, "coef": self.coef, "x_lo": lo, "x_hi": hi}, info)
     @classmethod
     def load(cls, path) -> "SharedCATEFunction":
         """Read a file written by `save`; validates shapes and types and never unpickles.
@@ -552,16 +581,16 @@ def _shareable_release(X, phi, weights, x_bounds, plan:dict, rng) -> SharedCATEF
     "Fit θ̂ on the public features (certified), add the planned Gaussian noise. No budget is charged here."
     X, weights = _clip_records(X, weights, x_bounds, plan["rho_max"])
     Psi = fourier_features(X, plan["omega"])
-    fit = fit_kernel_regression(X, phi, weights=weights, bandwidth=plan["bandwidth"], lam=plan["lam"], loss=plan["loss"],
-                                rho_max=plan["rho_max"], kernel_matrix=Psi @ Psi.T, weighted_lipschitz=plan["M"],
-                                solver_tol=plan["solver_tol"])
+    fit = fit_kernel_regression(X, phi, weights=weights, bandwidth=plan["bandwidth"], lam=plan["lam"],
+                                loss=plan["loss"], rho_max=plan["rho_max"], kernel_matrix=Psi @ Psi.T,
+                                weighted_lipschitz=plan["M"], solver_tol=plan["solver_tol"])
     assert fit.solver_error == plan["tol"]["error"]
     beta = Psi.T @ fit.coef * math.exp(fit.log_scale)          # √κ θ̂  (g(x) = ψ₁(x)ᵀ β)
     amp = math.exp(math.log(plan["sigma"]) + 0.5 * fit.log_kappa) if plan["sigma"] > 0 else 0.0
     sens = plan["mu"] * amp if amp > 0 else 1.0                  # β's l2 sensitivity: μ = Δ_H/σ in β's units
     coef = grid_release(beta, plan_gaussian(amp, sens, len(beta)), rng)
-    return SharedCATEFunction(omega=plan["omega"].copy(), coef=coef, x_bounds=tuple(np.asarray(b, float) for b in x_bounds),
-                              info=dict(plan["shared_info"]))
+    return SharedCATEFunction(omega=plan["omega"].copy(), coef=coef,
+                              x_bounds=tuple(np.asarray(b, float) for b in x_bounds), info=dict(plan["shared_info"]))
 
 @release_guard()
 def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:float, x_bounds, epsilon:float,
@@ -584,7 +613,7 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     >>> import numpy as np, dp_causal_nb.rkhs as rk, dp_causal_nb.accounting as ac
     >>> X = np.random.default_rng(0).uniform(0, 1, (50, 2)); y = np.sin(3 * X[:, 0])
     >>> g = release_shareable_function(X, y, bandwidth=0.5, lam=0.1, x_bounds=([0, 0], [1, 1]), epsilon=1.0, delta=1e-5,
-    ...                                loss=rk.AbsoluteLoss(), n_features=50, accountant=ac.PrivacyAccountant(), random_state=0)
+    ...     loss=rk.AbsoluteLoss(), n_features=50, accountant=ac.PrivacyAccountant(), random_state=0)
     >>> g(np.array([[0.5, 0.5]])).shape
     (1,)
 
@@ -595,7 +624,8 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     and before any noise is drawn. Training inputs are clipped to `x_bounds`, weights to [0, rho_max]."""
     X = check_array(X, "X", ndim=2, finite=False)
     phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
-    n = check_consistent_length(X=X, phi=phi); q = X.shape[1]
+    n = check_consistent_length(X=X, phi=phi)
+    q = X.shape[1]
     if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
     xb = check_bounds(x_bounds, "x_bounds", q)
     X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
@@ -608,7 +638,8 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     return _shareable_release(X, phi, weights, xb, plan, rng)
 
 @release_guard()
-def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0, random_state=None) -> SharedCATEFunction:
+def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0,
+                                    random_state=None) -> SharedCATEFunction:
     """Shareable (publishable) release from a fitted DPCATE(final='kernel'), using its single second-stage release.
 
     Parameters

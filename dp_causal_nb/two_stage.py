@@ -22,7 +22,7 @@ from .schema import fit_covariates, query_covariates
 __all__ = ['dp2erm_params', 'DP2ERMClassifier', 'CompositionBaselineClassifier']
 
 # %% ../nbs/15_dp_2erm.ipynb #33978299
-from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
+from .core import clean_cells, release_guard, method_of   # input policy, fit guard (00_core)
 
 # %% ../nbs/15_dp_2erm.ipynb #feb6505e
 def _jacobian_bound(lam_tot, n, others, W, c, R, paper=False):
@@ -109,7 +109,9 @@ class DP2ERMClassifier(ClassifierMixin, BaseEstimator):
         with atomic_fit(self), release_guard(): return self._fit(X, y, T, outcome, propensity)
 
 # %% ../nbs/15_dp_2erm.ipynb #706072ee
+@method_of(DP2ERMClassifier, "_fit")
 def _dp2erm_fit(self, X, y, T, outcome, propensity):
+    "Public checks, then the weights, the spend, the noise and the solve; `fit` runs it under its guards."
     eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
     lam = check_scalar(self.lam, "lam", low=0)
     if lam < LAM_FLOOR:
@@ -186,12 +188,14 @@ def _dp2erm_fit(self, X, y, T, outcome, propensity):
         setattr(self, k, v)
     return self
 
-def _decision_function(self, X):
+@method_of(DP2ERMClassifier, "decision_function")
+def _dp2erm_decision_function(self, X):
     "θ̃ᵀφ(x) for query points X (array, or a data frame encoded by the fitted schema: post-processing)."
     check_is_fitted(self, "coef_")
     return self.feature_map_.transform(query_covariates(self, X)) @ self.coef_
 
-def _summary(self) -> str:
+@method_of(DP2ERMClassifier, "summary")
+def _dp2erm_summary(self) -> str:
     "The released coefficients by feature name (on the standardised scale of `feature_map_`) and what was charged."
     check_is_fitted(self, "coef_")
     names = [*self.feature_names_out_, "(intercept)"]
@@ -201,12 +205,16 @@ def _summary(self) -> str:
     rows = [f"  {nm:<28s} {c: .5g}" for nm, c in zip(names, self.coef_)]
     return "\n".join([f"{type(self).__name__}: {head}", "  coefficient (standardised feature scale)", *rows])
 
-DP2ERMClassifier._fit = _dp2erm_fit
-DP2ERMClassifier.decision_function = _decision_function
-DP2ERMClassifier.summary = _summary
-DP2ERMClassifier.predict_proba = lambda self, X: (lambda p: np.column_stack([1 - p, p]))(
-    special.expit(self.decision_function(X)))
-DP2ERMClassifier.predict = lambda self, X: (self.decision_function(X) > 0).astype(int)
+@method_of(DP2ERMClassifier, "predict_proba")
+def _dp2erm_predict_proba(self, X):
+    "Class probabilities [1 − p, p] with p = σ(θ̃ᵀφ(x)) for query points X (post-processing)."
+    p = special.expit(self.decision_function(X))
+    return np.column_stack([1 - p, p])
+
+@method_of(DP2ERMClassifier, "predict")
+def _dp2erm_predict(self, X):
+    "Predicted labels for query points X: 1 where θ̃ᵀφ(x) > 0, else 0 (post-processing)."
+    return (self.decision_function(X) > 0).astype(int)
 
 # %% ../nbs/15_dp_2erm.ipynb #4c3cecc3
 class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
@@ -274,6 +282,18 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
             self.delta_spent_ = prop.delta_spent_ + out.delta_spent_
             return self
 
-CompositionBaselineClassifier.decision_function = _decision_function
-CompositionBaselineClassifier.summary = _summary
-CompositionBaselineClassifier.predict = lambda self, X: (self.decision_function(X) > 0).astype(int)
+# the released outcome model is used as DP2ERMClassifier's: one implementation, a method of each class
+@method_of(CompositionBaselineClassifier, "decision_function")
+def _composition_decision_function(self, X):
+    "θ̃ᵀφ(x) of the outcome model for query points X (as `DP2ERMClassifier.decision_function`)."
+    return _dp2erm_decision_function(self, X)
+
+@method_of(CompositionBaselineClassifier, "summary")
+def _composition_summary(self) -> str:
+    "The outcome model's released coefficients by feature name and the total charged (as `DP2ERMClassifier.summary`)."
+    return _dp2erm_summary(self)
+
+@method_of(CompositionBaselineClassifier, "predict")
+def _composition_predict(self, X):
+    "Predicted labels for query points X: 1 where θ̃ᵀφ(x) > 0, else 0 (as `DP2ERMClassifier.predict`)."
+    return _dp2erm_predict(self, X)
