@@ -10,9 +10,9 @@ import numpy as np
 from .core import _REPRODUCIBLE, check_random_state, check_scalar
 
 # %% auto #0
-__all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINATE', 'MIN_UNITS', 'L_FINE', 'S_FINE', 'FINE_ERROR',
-           'discrete_laplace', 'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan', 'plan_gaussian',
-           'plan_laplace', 'snap', 'grid_release', 'noise_rng', 'fine_gaussian']
+__all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINATE', 'MIN_UNITS', 'SAMPLER_MARGIN', 'L_FINE',
+           'S_FINE', 'FINE_ERROR', 'discrete_laplace', 'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan',
+           'plan_gaussian', 'plan_laplace', 'snap', 'grid_release', 'noise_rng', 'fine_gaussian']
 
 # %% ../nbs/01a_secure_noise.ipynb #8555e664
 def _bernoulli(num, den, rng) -> np.ndarray:
@@ -178,8 +178,9 @@ class GridPlan:
         "Total-variation distance of the sampler from the ideal law (0 for Laplace and 'none')."
         return self.dim * TV_PER_COORDINATE if self.kind == "gaussian" else 0.0
 
-# %% ../nbs/01a_secure_noise.ipynb #97d2f08f
+# %% ../nbs/01a_secure_noise.ipynb #67c730d8
 _CEIL_GUARD = 1 + 2.0 ** -40   # the products below are computed in floating point: round up past their error
+SAMPLER_MARGIN = 2.0 ** -20    # Gaussian plans keep μ' ≤ μ/(1 + margin): room for the sampler's e^{±dη} (item 3)
 
 def _dim(dim) -> int:
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
@@ -200,7 +201,8 @@ def _plan(kind:str, scale, scale_name:str, sensitivity, dim, least:int) -> GridP
         raise ValueError(f"a {kind} release of {dim} coordinates with sensitivity/scale = {1 / a:.3g} needs more "
                          f"than {S_MAX} grid steps of noise: release fewer coordinates at once")
     step = grid_step(inflated, room)
-    units = math.ceil((inflated / step + a * spread) * _CEIL_GUARD)
+    margin = 1 + SAMPLER_MARGIN if kind == "gaussian" else 1.0   # discrete_laplace is exact
+    units = math.ceil((inflated / step + a * spread) * margin * _CEIL_GUARD)
     return GridPlan(kind, step, units, dim)
 
 def plan_gaussian(sigma:float, # σ calibrated for `sensitivity` (0: no noise)

@@ -165,3 +165,24 @@ def test_save_prints_the_hash_and_eval_checks_it(genuine, tmp_path):
     assert code == 2 and out_eval == "" and "SHA-256" in err and digest in err and wrong in err, err
     code, out_eval, err = run(["cate-eval", path, "--points", grid, "--expect-sha256", "abc"])
     assert code == 2 and "--expect-sha256" in err, err
+
+def test_a_paper_mode_grid_must_state_the_epsilon_it_was_charged(tmp_path):
+    "noise='paper' is noisier-than-claimed: a grid file's label must carry the ε that was charged, not the requested one."
+    import warnings
+    from dp_causal_nb.accounting import PrivacyAccountant
+    from dp_causal_nb.functional import private_kernel_function, _privacy_label
+    from dp_causal_nb.rkhs import SquaredLoss
+    X = np.random.default_rng(0).uniform(0, 1, (50, 8))
+    acc = PrivacyAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = private_kernel_function(X, np.sin(X[:, 0]), bandwidth=1.0, lam=0.1, loss=SquaredLoss(1.0), x_bounds=(0, 1),
+                                    epsilon=1.0, delta=1e-5, noise="paper", accountant=acc)
+    charged = acc.ledger[-1].cost[0]
+    assert charged > 1.0
+    grid = f.publish_grid(np.random.default_rng(1).uniform(0, 1, (5, 8)))
+    grid.info["privacy"] = "(epsilon=1, delta=1e-05)-DP"
+    with pytest.raises(ReleaseFormatError, match="privacy"):
+        grid.save(tmp_path / "forged.npz")
+    grid.info["privacy"] = _privacy_label(charged, 1e-5)
+    grid.save(tmp_path / "honest.npz")

@@ -261,3 +261,28 @@ def test_ranges_too_narrow_for_normal_floats_are_refused():
     Y, T, X = _data(100)
     with pytest.raises(ValueError, match="at least 1e-100 wide"):
         DPATE(epsilon=1.0, delta=1e-5, outcome_bounds=(0, 5e-162), accountant=PrivacyAccountant()).fit(Y * 0, T, X=X)
+
+@pytest.mark.os_noise
+def test_a_path_built_directly_does_not_take_its_noise_from_the_seed():
+    "PrivateCATEFunction(..., random_state=0) outside reproducible_noise(): fresh noise on every construction."
+    from dp_causal_nb.functional import PrivateCATEFunction, private_kernel_function
+    from dp_causal_nb.rkhs import SquaredLoss
+    X = np.random.default_rng(0).uniform(0, 1, (30, 1))
+    f = private_kernel_function(X, np.sin(3 * X[:, 0]), bandwidth=0.3, lam=0.1, loss=SquaredLoss(1.0), x_bounds=(0, 1),
+                                epsilon=1.0, delta=1e-5, accountant=PrivacyAccountant())
+    Q = np.linspace(0, 1, 4)[:, None]
+    a, b = (PrivateCATEFunction(f._fit, f.noise_scale, x_bounds=(0, 1), random_state=0)(Q) for _ in range(2))
+    assert not np.allclose(a, b)
+
+def test_path_queries_run_under_the_release_guard():
+    "A query whose un-noised value underflows on one neighbour raises nothing and warns nothing under np.seterr(all='raise')."
+    import warnings
+    from dp_causal_nb.functional import private_kernel_function
+    from dp_causal_nb.rkhs import SquaredLoss
+    X = np.random.default_rng(1).uniform(0, 0.1, (20, 1))
+    X[0] = 0.9 - 38.3 * 0.02                                    # the kernel at the query underflows to a subnormal
+    f = private_kernel_function(X, np.ones(20), bandwidth=0.02, lam=0.1, loss=SquaredLoss(1.0), x_bounds=(0, 1),
+                                epsilon=1.0, delta=1e-5, accountant=PrivacyAccountant())
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(np.array([[0.9]]))
