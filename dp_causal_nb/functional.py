@@ -687,7 +687,7 @@ def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0,
     g.schema = getattr(est, "schema_", None)     # public: data frames of query points are encoded as at the fit
     return g
 
-# %% ../nbs/10_functional.ipynb #2b67396c
+# %% ../nbs/10_functional.ipynb #82a271b6
 _SHARED_LABELS = ("epsilon", "delta", "sensitivity", "sigma", "solver_inflation", "noise_sd_point", "privacy")
 _GRID_LABELS = ("epsilon", "delta", "scales", "noise", "solver_inflation", "privacy")
 _SENSITIVITY_INPUTS = ("weighted_lipschitz", "lam", "n", "bandwidth", "solver_tol")
@@ -762,5 +762,6 @@ def _check_grid_info(path, info:dict, points:np.ndarray):
     inputs = ("epsilon", "delta", "rho_max", "lipschitz") + _SENSITIVITY_INPUTS
     for k, v in scales.items(): check_recomputed(path, f"scales.{k}", stored[k], v, inputs)
     check_recomputed(path, "lambda_convention", info.get("lambda_convention"), LAMBDA_CONVENTION)
-    r = {"strict": scales["strict"], "paper": scales["paper"]}.get(info["noise"], max(scales["hall"], scales["analytic"]))
+    proof = max(scales["hall"], scales["analytic"])
+    r = {"strict": scales["strict"], "paper": scales["paper"]}.get(info["noise"], proof)
     _check_privacy_label(path, info, p, charged_epsilon(p["epsilon"], p["delta"], scales, r, p["D"] + p["inflation"]))
