@@ -1,24 +1,15 @@
-"""Regression tests for the adversarial review of the new releases (session 3): each pair of neighbouring datasets
-below made a release behave differently other than through its noise before the fix (invariant 4)."""
-import warnings
+"""DP-2ERM and the composition baseline (`dp_causal_nb.two_stage`) on replace-one neighbours: a release behaves the
+same on both apart from its noise (invariant 4). What must hold: the weight bound is computed so that no rounding puts
+one neighbour's clipped propensity with the top outcome above it, and a propensity penalty below erm's floor is refused
+from the public input alone, before the data are read."""
 import numpy as np
-import pytest
-from sklearn.linear_model import LogisticRegression
 from dp_causal_nb.accounting import PrivacyAccountant
-from dp_causal_nb.core import spawn_generators
-
-
-def _outcome(fit):
-    "Exception (type, message) or None, and the warnings, of one fit."
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always")
-        try: fit(); exc = None
-        except Exception as e: exc = (type(e).__name__, str(e))
-    return exc, sorted(str(w.message) for w in rec)
+from _fixtures import fit_outcome
 
 
 def test_composition_baseline_weight_bound_rounding():
-    "(1/c)·(hi−lo) can round one ulp above (hi−lo)/c: a clipped propensity with the top outcome raised on one neighbour."
+    """(1/c)·(hi−lo) can round one ulp above (hi−lo)/c: a clipped propensity with the top outcome must not raise on one
+    neighbour only."""
     from dp_causal_nb.two_stage import CompositionBaselineClassifier
     clip, lo, hi = 0.07, 0.0, 7.0
     assert (1 / clip) * (hi - lo) > (hi - lo) / clip          # the rounding this test is about
@@ -31,35 +22,16 @@ def test_composition_baseline_weight_bound_rounding():
         Yv = Y.copy(); Yv[0] = top; acc = PrivacyAccountant(epsilon=10)
         m = CompositionBaselineClassifier(epsilon=4.0, x_bounds=(-1, 1), outcome_bounds=(lo, hi), propensity_clip=clip,
                                           propensity_lam=1e-3, accountant=acc, random_state=0)
-        outs.append(_outcome(lambda: m.fit(X, T, T=T, outcome=Yv)) + ([s.label for s in acc.ledger],))
+        outs.append(fit_outcome(lambda: m.fit(X, T, T=T, outcome=Yv)) + ([s.label for s in acc.ledger],))
     assert outs[0] == outs[1] and outs[0][0] is None
 
 
-def test_meta_propensity_class_set_is_public():
-    "A part without a treated record: a third-party propensity model failed (or published classes_ = [0]) on one neighbour."
-    from dp_causal_nb.erm import declare_private
-    from dp_causal_nb.meta import DPDRLearner, split_indices, check_split
-    n, RS = 40, 7
-    r = np.random.default_rng(0); X = r.uniform(-1, 1, (n, 2)); Y = r.uniform(-1, 1, n)
-    names = DPDRLearner._parts
-    idx = dict(zip(names, split_indices(n, check_split(DPDRLearner._default_split, names), spawn_generators(RS, len(names) + 1)[0])))
-    j = int(idx["propensity"][0]); T1 = np.zeros(n, int); T1[j] = 1
-    obs = []
-    for T in (T1, np.zeros(n, int)):
-        m = DPDRLearner(outcome_bounds=(-1, 1), x_bounds=(-1, 1), epsilon=1.0, accountant=PrivacyAccountant(), random_state=RS,
-                        propensity_model=declare_private(LogisticRegression(), 1.0, 1e-5))
-        exc, w = _outcome(lambda: m.fit(Y, T, X=X))
-        obs.append((exc, w, list(m.models_["propensity"].classes_) if exc is None else None))
-    assert obs[0][0] is None and obs[1][0] is None
-    assert obs[0][1:] == obs[1][1:] == ([], [0, 1]) or (obs[0][1] == obs[1][1] and obs[0][2] == obs[1][2] == [0, 1])
-
-
 def test_tiny_propensity_penalty_refused_before_the_data():
-    "Below erm's floor the exact solve failed on a collinear dataset only; now refused from the public input alone."
+    "Below erm's floor the exact solve would fail on a collinear dataset only: refused from the public input alone."
     from dp_causal_nb.two_stage import DP2ERMClassifier
     n = 20; T = np.r_[np.ones(13, int), np.zeros(7, int)]; y = T.copy()
     X0 = np.ones((n, 1)); X1 = X0.copy(); X1[0, 0] = -0.7
-    outs = [_outcome(lambda X=X: DP2ERMClassifier("ipw_estimated", propensity_lam=1e-18, x_bounds=(-1, 1), epsilon=1.0,
-                                                  accountant=PrivacyAccountant(), random_state=0).fit(X, y, T=T))
-            for X in (X0, X1)]
+    fit = lambda X: DP2ERMClassifier("ipw_estimated", propensity_lam=1e-18, x_bounds=(-1, 1), epsilon=1.0,
+                                     accountant=PrivacyAccountant(), random_state=0).fit(X, y, T=T)
+    outs = [fit_outcome(lambda X=X: fit(X)) for X in (X0, X1)]
     assert outs[0] == outs[1] and outs[0][0][0] == "ValueError" and "propensity_lam" in outs[0][0][1]
