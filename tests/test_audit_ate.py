@@ -4,8 +4,8 @@ The API accepts any scikit-learn learner, so the worst case of the sensitivity p
 perverse) learners: `SignFlip` (outcome) and `FlipClassifier` (propensity) flip fold k(i)'s predictions to the other
 end of the clipping range when record i changes. The pairs below reach ~91 % of the Δτ bound for G, ~88 % of the
 (default, "projection") √V̂ bound, and for IPW/AIPW the worst case of the propensity flip (~45 % / ~41 %: the paper's
-C_IPW, C_AIPW are conservative there, see nbs/11_dp_ate.ipynb, P6). The estimator is deterministic given the public
-folds, so τ̂ and √V̂ are computed once per dataset; the audit then runs DPATE's noise addition (σ₁, σ₂ read from a
+C_IPW, C_AIPW are conservative there; nbs/11_dp_ate.ipynb keeps them). The estimator is deterministic given the
+public folds, so τ̂ and √V̂ are computed once per dataset; the audit then runs DPATE's noise addition (σ₁, σ₂ read from a
 fitted DPATE, whose output is checked to be exactly τ̂ + σ₁z₁), vectorised over 100 000 runs per dataset."""
 import numpy as np
 import pytest

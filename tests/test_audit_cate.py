@@ -21,8 +21,9 @@ from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.accounting import PrivacyAccountant, default_accountant, set_default_accountant
 from dp_causal_nb.core import BudgetError, PrivacyLeakWarning
 from dp_causal_nb.features import AffineFeatures
+from _fixtures import (XB, YB, EPS, DELTA, XB_T, fit_dpcate, ConstPropensity, ConstOutcome, shape_design,
+                       forced_centred)
 
-XB, YB, EPS, DELTA = ([0.0, 0.0], [1.0, 1.0]), (-1.0, 1.0), 1.0, 1e-5
 XQ = np.array([[0.1, 0.1], [0.9, 0.9], [0.1, 0.9], [0.9, 0.1], [0.5, 0.5]])
 
 
@@ -31,13 +32,6 @@ def _data(n, seed):
     X = rng.uniform(0, 1, (n, 2)); A = rng.permutation(np.arange(n) % 2).astype(float)
     Y = np.clip(X[:, 0] * A + 0.3 * rng.normal(size=n), *YB)
     return X, A, Y
-
-
-def _fit(X, A, Y, **kw):
-    kw = dict(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB, out_of_bounds="clip", random_state=7) | kw
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return DPCATE(**kw).fit(Y, A, X=X)
 
 
 def _gauss(f0, f1, s0, s1):
@@ -58,34 +52,15 @@ def _audit_pair(f0, f1, sigma, eps, delta, seed):
 
 
 # ---------- second stage, exact calibrations: near-tight construction (notebook 08, Numerical check) ----------
-class _Linear:                                   # f(x) = x on [-1, 1]^2, no intercept; sup ||f|| = sqrt(2) at corners
-    norm_bound = math.sqrt(2)
-    def __call__(self, X): return np.atleast_2d(X).astype(float)
-
-
-class _ConstPropensity(BaseEstimator):           # π̂ ≡ 0, clipped to κ: a constant is DP at any level
-    def fit(self, X, y): self.classes_ = np.array([0, 1]); return self
-    def predict_proba(self, X): n = len(np.atleast_2d(X)); return np.c_[np.ones(n), np.zeros(n)]
-
-
-class _ConstOutcome(BaseEstimator):              # μ̂ ≡ y_lo
-    def __init__(self, value=-1.0): self.value = value
-    def fit(self, Z, y): return self
-    def predict(self, Z): return np.full(len(np.atleast_2d(Z)), self.value)
-
-
-XB_T = ([-1.0, -1.0], [1.0, 1.0])
 XQ_T = np.array([[1.0, 1.0], [0.5, 0.5], [-1.0, -1.0]])     # aligned with Δθ: ||F_x Δθ|| = ||F_x||_op ||Δθ||
 
 
 def _tight_pair(calibration, n=50, lam=1000.0):
-    kw = dict(x_bounds=XB_T, lam=lam, calibration=calibration, feature_map=_Linear(),
-              propensity_model=declare_private(_ConstPropensity(), EPS / 2, DELTA / 2),
-              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+    kw = shape_design(lam=lam, calibration=calibration)
     X = np.tile([1.0, -1.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[1])
-    e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
-    X[i] = [1.0, 1.0]; e0 = _fit(X, A, Y, **kw)
-    X1 = X.copy(); X1[i] = [-1.0, -1.0]; e1 = _fit(X1, A, Y, **kw)
+    e0 = fit_dpcate(X, A, Y, **kw); i = e0.split_[1][0]
+    X[i] = [1.0, 1.0]; e0 = fit_dpcate(X, A, Y, **kw)
+    X1 = X.copy(); X1[i] = [-1.0, -1.0]; e1 = fit_dpcate(X1, A, Y, **kw)
     assert np.array_equal(e1.split_[1], e0.split_[1])
     return e0, e1
 
@@ -107,14 +82,14 @@ def test_exact_calibrations_near_tight(calibration):
 def test_y_outside_bounds_neighbour(final):
     cal = "global"
     X, A, Y = _data(24, 0)
-    e0 = _fit(X, A, Y, calibration=cal, lam=1.0, final=final); i = e0.split_[1][0]; f0 = e0.stage_.predict(XQ)
+    e0 = fit_dpcate(X, A, Y, calibration=cal, lam=1.0, final=final); i = e0.split_[1][0]; f0 = e0.stage_.predict(XQ)
     sens = e0.query_sensitivity(XQ); worst = (0.0, None)
     for y in (-30.0, 30.0):
         for a in (0.0, 1.0):
             A1, Y1 = A.copy(), Y.copy(); A1[i], Y1[i] = a, y
-            e1 = _fit(X, A1, Y1, calibration=cal, lam=1.0, final=final); f1 = e1.stage_.predict(XQ)
+            e1 = fit_dpcate(X, A1, Y1, calibration=cal, lam=1.0, final=final); f1 = e1.stage_.predict(XQ)
             Yc = Y1.copy(); Yc[i] = np.clip(y, *YB)             # the same data with the outcome at the public bound
-            np.testing.assert_allclose(f1, _fit(X, A1, Yc, calibration=cal, lam=1.0, final=final).stage_.predict(XQ), atol=1e-12)
+            np.testing.assert_allclose(f1, fit_dpcate(X, A1, Yc, calibration=cal, lam=1.0, final=final).stage_.predict(XQ), atol=1e-12)
             d = np.linalg.norm(f1 - f0)
             assert d <= sens
             if d > worst[0]: worst = (d, f1)
@@ -157,7 +132,7 @@ class _Const1(BaseEstimator):                    # public base map f(x) = 1, ||f
 def test_outcome_model_arm_flip_in_nuisance_half():
     n = 40; X = np.random.default_rng(0).uniform(0, 1, (n, 2)); A = (np.arange(n) % 2).astype(float)
     om = DPRidgeRegression(lam=100.0, feature_map=_Const1(), y_bounds=YB)   # intercept per arm: Φ(x,a) = [1-a, a]
-    fit = lambda eps, AA, YY: _fit(X, AA, YY, epsilon=eps, outcome_model=om)
+    fit = lambda eps, AA, YY: fit_dpcate(X, AA, YY, epsilon=eps, outcome_model=om)
     i1 = fit(EPS, A, np.zeros(n)).split_[0]; j = [k for k in i1 if A[k] == 0][0]
     Y = np.full(n, -1.0); Y[j] = 1.0                 # arm 0 loses a record far from its mean, arm 1 gains it
     A1 = A.copy(); A1[j] = 1.0
@@ -176,16 +151,11 @@ def test_outcome_model_arm_flip_in_nuisance_half():
     print(f"arm flip: ε lower bound {res.epsilon_lower:.3f} (claimed {EPS / 2}); negative control {res_bad.epsilon_lower:.3f}")
 
 
-# ---------- the paper's calibration: refused by default; its data-dependent scale leaks (issue 10, item 4) ----------
-class _PropK(BaseEstimator):                     # π̂ ≡ 0, clipped to κ = 0.05
-    def fit(self, X, y): self.classes_ = np.array([0, 1]); return self
-    def predict_proba(self, X): n = len(np.atleast_2d(X)); return np.c_[np.ones(n), np.zeros(n)]
-
-
+# ---------- the paper's calibration: refused by default; its data-dependent scale leaks ----------
 def _ges_kw(**kw):
     return dict(lam=1.0, calibration="ges", allow_data_dependent_scale=True, feature_map=AffineFeatures(XB),
-                propensity_model=declare_private(_PropK(), EPS / 2, DELTA / 2),
-                outcome_model=declare_private(_ConstOutcome(0.0), EPS / 2, DELTA / 2)) | kw
+                propensity_model=declare_private(ConstPropensity(), EPS / 2, DELTA / 2),   # π̂ ≡ 0, clipped to κ = 0.05
+                outcome_model=declare_private(ConstOutcome(0.0), EPS / 2, DELTA / 2)) | kw
 
 
 def test_ges_refused_by_default():
@@ -233,11 +203,11 @@ def test_ges_many_query_scale_leak():
     assert not frozen.violates(EPS), frozen
 
 
-# ---------- default accountant, failed fits, random streams, silent clipping (issue 10) ----------
+# ---------- default accountant, failed fits, random streams, silent clipping ----------
 def test_fit_charges_default_accountant_and_refusal_leaves_no_state():
     X, A, Y = _data(40, 0)
     n0 = len(default_accountant().ledger)
-    e = _fit(X, A, Y)
+    e = fit_dpcate(X, A, Y)
     assert e.accountant_ is default_accountant() and len(default_accountant().ledger) == n0 + 1
     assert default_accountant().ledger[-1].cost == (EPS, DELTA)
     old = set_default_accountant(PrivacyAccountant(0.5, 1e-6))
@@ -272,7 +242,7 @@ def test_clipped_neighbour_behaves_like_in_domain_one(calibration):
             e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB, out_of_bounds="clip", calibration=calibration, random_state=7)
             e.fit(Y, A, X=X); e.effect(XQ)
         return [str(x.message) for x in w], e.release_info_, e.budget_
-    i = _fit(X, A, Y).split_[1][0]
+    i = fit_dpcate(X, A, Y).split_[1][0]
     X1, Y1 = X.copy(), Y.copy(); X1[i], Y1[i] = [-3.0, 7.0], 1e6
     a, b = observe(X, Y), observe(X1, Y1)
     assert a[0] == [] and a == b
@@ -290,11 +260,11 @@ def test_auto_final_constant_near_tight():
     replace-one change of ĉ is exactly 2M/n₂ (tight), and the audit at the estimator's σ must hold."""
     k = 0.05
     kw = dict(x_bounds=XB_T, propensity_clip=k, propensity_model=declare_private(_SidePropensity(), EPS / 2, DELTA / 2),
-              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+              outcome_model=declare_private(ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
     n = 50; X = np.tile([1.0, 0.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[0])
-    e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
-    X[i], A[i], Y[i] = [-1.0, 0.0], 0.0, YB[1]; e0 = _fit(X, A, Y, **kw)
-    X1, A1 = X.copy(), A.copy(); X1[i], A1[i] = [1.0, 0.0], 1.0; e1 = _fit(X1, A1, Y, **kw)
+    e0 = fit_dpcate(X, A, Y, **kw); i = e0.split_[1][0]
+    X[i], A[i], Y[i] = [-1.0, 0.0], 0.0, YB[1]; e0 = fit_dpcate(X, A, Y, **kw)
+    X1, A1 = X.copy(), A.copy(); X1[i], A1[i] = [1.0, 0.0], 1.0; e1 = fit_dpcate(X1, A1, Y, **kw)
     assert e0.final_ == "auto" and e0.rule_["mode"] == "constant" and np.array_equal(e0.split_[1], e1.split_[1])
     sens = 2 * (YB[1] - YB[0]) / k / e0.n_stage2_
     f0, f1 = e0.stage_.theta_, e1.stage_.theta_
@@ -321,12 +291,10 @@ def test_auto_final_shape_near_tight(monkeypatch):
         p = rule(n, d, 1e9, dlt, yb, split=0.8)          # the function-mode parameters of the rule ...
         return p | dict(mode="function", ate_share=0.2)   # ... released at the fit's ε (forced mode: a test device)
     monkeypatch.setattr(cate, "default_cate_params", forced)
-    kw = dict(x_bounds=XB_T, lam=1000.0, propensity_clip=0.15, feature_map=_Linear(),
-              propensity_model=declare_private(_ConstPropensity(), EPS / 2, DELTA / 2),
-              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+    kw = shape_design(lam=1000.0, propensity_clip=0.15)
     n = 60; X = np.tile([1.0, 1.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[1])
-    e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
-    A1 = A.copy(); A1[i] = 0.0; e1 = _fit(X, A1, Y, **kw)
+    e0 = fit_dpcate(X, A, Y, **kw); i = e0.split_[1][0]
+    A1 = A.copy(); A1[i] = 0.0; e1 = fit_dpcate(X, A1, Y, **kw)
     assert e0.rule_["mode"] == "function" and e0.rule_["shape_learner"] == "dr" and e0.target_clip_ == C
     assert np.array_equal(e0.split_[1], e1.split_[1])
     sens = e0.parameter_sensitivity()
@@ -356,14 +324,6 @@ def _audit_shape_pair(e0, e1, label):
 
 
 # ---------- final='auto', affine regime (d > 5): the shape fitted to targets centred on the RELEASED constant ----------
-def _forced_centred(rule, **extra):
-    "The rule's function-mode parameters with centring forced (a test device); `extra` overrides further keys."
-    def forced(n, d, eps, dlt, yb, split=None):
-        p = rule(n, d, 1e9, dlt, yb, split=0.8)
-        return p | dict(mode="function", ate_share=0.2, center_targets=True) | extra
-    return forced
-
-
 def test_auto_final_centred_shape_near_tight(monkeypatch):
     """With the rule's `center_targets` (notebook 08a, "Centred targets") ĉ is released first, c̃ = clamp(ĉ + N(0, σ_ĉ²)),
     and the shape is fitted to clip(φ_DR − c̃, ±C). For every value of c̃ the shape's sensitivity is Δ_shape, so the
@@ -374,13 +334,11 @@ def test_auto_final_centred_shape_near_tight(monkeypatch):
     from dp_causal_nb import cate
     from dp_causal_nb.cate_defaults import default_cate_params as rule
     C = YB[1] - YB[0]
-    monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule))
-    kw = dict(x_bounds=XB_T, lam=1000.0, propensity_clip=0.15, feature_map=_Linear(),
-              propensity_model=declare_private(_ConstPropensity(), EPS / 2, DELTA / 2),
-              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+    monkeypatch.setattr(cate, "default_cate_params", forced_centred(rule))
+    kw = shape_design(lam=1000.0, propensity_clip=0.15)
     n = 60; X = np.tile([1.0, 1.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[1])
     # (1) unconditioned: c̃ carries exactly one noise draw, with σ_ĉ
-    e = _fit(X, A, Y, **kw)
+    e = fit_dpcate(X, A, Y, **kw)
     assert e.rule_["center_targets"] and e.stage_.noised == 1 and e.target_clip_ == C
     assert e.theta_private_[0] == e.stage_.theta_[0]                  # no second noise on the released c̃
     s = e.rule_["ate_share"]; sc = e.release_info_["sigma_constant"]
@@ -388,14 +346,14 @@ def test_auto_final_centred_shape_near_tight(monkeypatch):
     draws = []
     for seed in range(400):                                           # c̃ before the clamp: a wide clamp (R) binds
         monkeypatch.setattr(cate._ShrunkFinal, "post", lambda self, est, th: np.asarray(th, dtype=float))
-        draws.append(_fit(X, A, Y, random_state=seed, **kw).stage_.theta_[0])
-    monkeypatch.undo(); monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule))
+        draws.append(fit_dpcate(X, A, Y, random_state=seed, **kw).stage_.theta_[0])
+    monkeypatch.undo(); monkeypatch.setattr(cate, "default_cate_params", forced_centred(rule))
     assert np.std(draws) == pytest.approx(sc, rel=0.15), (np.std(draws), sc)
     # (2) conditioned on c̃ = a (public): the shape's change reaches Δ_shape within 10 %; audit and control
     for a in (0.0, 0.7):
         monkeypatch.setattr(cate._ShrunkFinal, "release_constant", lambda self, est, c, a=a: a)
-        e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
-        A1 = A.copy(); A1[i] = 0.0; e1 = _fit(X, A1, Y, **kw)
+        e0 = fit_dpcate(X, A, Y, **kw); i = e0.split_[1][0]
+        A1 = A.copy(); A1[i] = 0.0; e1 = fit_dpcate(X, A1, Y, **kw)
         _audit_shape_pair(e0, e1, f"auto/centred shape (c̃ = {a})")
 
 
@@ -405,14 +363,12 @@ def test_centring_on_the_unnoised_constant_is_caught(monkeypatch):
     a treated Y = y_hi (φ_DR = R/κ, κ = 0.05): ĉ moves by ≈ R/(κn₂), which shifts all n₂ targets inside ±C."""
     from dp_causal_nb import cate
     from dp_causal_nb.cate_defaults import default_cate_params as rule
-    monkeypatch.setattr(cate, "default_cate_params", _forced_centred(rule))
+    monkeypatch.setattr(cate, "default_cate_params", forced_centred(rule))
     monkeypatch.setattr(cate._ShrunkFinal, "release_constant", lambda self, est, c: c)   # the broken centre
-    kw = dict(x_bounds=XB_T, lam=4.0, propensity_clip=0.05, feature_map=_Linear(),
-              propensity_model=declare_private(_ConstPropensity(), EPS / 2, DELTA / 2),
-              outcome_model=declare_private(_ConstOutcome(YB[0]), EPS / 2, DELTA / 2))
+    kw = shape_design(lam=4.0, propensity_clip=0.05)
     n = 60; X = np.tile([1.0, 1.0], (n, 1)); A = np.ones(n); Y = np.full(n, YB[0])
-    e0 = _fit(X, A, Y, **kw); i = e0.split_[1][0]
-    Y1 = Y.copy(); Y1[i] = YB[1]; e1 = _fit(X, A, Y1, **kw)
+    e0 = fit_dpcate(X, A, Y, **kw); i = e0.split_[1][0]
+    Y1 = Y.copy(); Y1[i] = YB[1]; e1 = fit_dpcate(X, A, Y1, **kw)
     f0, f1 = e0.stage_.theta_[1:], e1.stage_.theta_[1:]
     ratio = float(np.linalg.norm(f1 - f0)) / e0.parameter_sensitivity()
     sigma, s = e0.release_info_["sigma"], e0.rule_["ate_share"]

@@ -114,18 +114,18 @@ def orthogonal_pair(n=4, seed=7):
     rng = np.random.default_rng(seed)
     P = rng.uniform(-1, 1, (n, 2)) / np.sqrt(2); y = (rng.uniform(size=n) < 0.5).astype(float)
     P[0], y[0] = (1.0, 0.0), 1.0
-    P1, y1 = P.copy(), y.copy(); P1[0], y1[0] = (0.0, 1.0), 0.0
-    return (P, y), (P1, y1)
+    P_nb, y_nb = P.copy(), y.copy(); P_nb[0], y_nb[0] = (0.0, 1.0), 0.0
+    return (P, y), (P_nb, y_nb)
 
 @pytest.mark.parametrize("eps", (1.0, 4.0))
 def test_objective_perturbation_audit_orthogonal(eps):
     """A pair whose replaced feature vector changes (φ_j ⊥ φ'_j), so the Jacobian term of the privacy loss is exercised.
     Black-box power is low here (0.00 at ε = 0.5 and 1); the sharp check of the Jacobian term is the exact supremum of
     the privacy loss over θ in nbs/04_dp_erm.ipynb, which catches a Jacobian-ignoring control."""
-    (P0, y0), (P1, y1) = orthogonal_pair()
-    n, lam = len(y0), 0.05
+    (P, y), (P_nb, y_nb) = orthogonal_pair()
+    n, lam = len(y), 0.05
     op = objective_perturbation_params(eps, 0.0, n=n, lam=lam)
-    data = {0: (P0, y0), 1: (P1, y1)}
+    data = {0: (P, y), 1: (P_nb, y_nb)}
     def mech(which, rng):
         P, y = data[which]
         return solve_logistic(P, y, lam + op.Delta, linear=continuous_reference_noise(op.noise.kind, op.noise.scale, 2, rng) / n)[0]
@@ -211,12 +211,11 @@ def test_solver_tolerance_validated(tol):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Issue 10, item 5: defaults inferred the bounds from the data and still certified (ε, δ). The two neighbour pairs:
-# one record moves far away, x₀ → 1e6 (logistic) and y₀ → 100 (ridge). Before the fix the audits below refuted the
-# certified ε = 1. Now: no bounds → ValueError before anything is charged; opt-in → reported as NOT DP (ε = ∞; the
-# audit still shows why); declared bounds → the same pairs pass.
-# Measured on the code before the fix with exactly these constructions and seeds: logistic ε ≥ 3.46 (600 runs),
-# 3.85 (1 000), 4.52 (2 000); ridge ε ≥ 9.48 (200 000 runs, δ = 1e-5) — each against a certified claim of ε = 1.
+# Bounds inferred from the data cannot certify (ε, δ). The two neighbour pairs: one record moves far away, x₀ → 1e6
+# (logistic) and y₀ → 100 (ridge). With bounds inferred from the data and a certified ε = 1, the audits below refute
+# that claim (measured with exactly these constructions and seeds: logistic ε ≥ 3.46 (600 runs), 3.85 (1 000),
+# 4.52 (2 000); ridge ε ≥ 9.48 (200 000 runs, δ = 1e-5)). So: no bounds → ValueError before anything is charged;
+# opt-in → reported as NOT DP (ε = ∞; the audit still shows why); declared bounds → the same pairs pass.
 import warnings
 from dp_causal_nb.core import PrivacyLeakWarning, BudgetError
 from dp_causal_nb.accounting import PrivacyAccountant, default_accountant, set_default_accountant
@@ -369,16 +368,16 @@ def test_clipped_neighbour_emits_same_warnings(kind):
         return [(w.category, str(w.message)) for w in ws]
     assert run(X, y) == run(Xo, yo) == []
 
-def test_solver_does_not_fail_where_the_old_one_did():
-    """Λ = 1e-8, ε = 100, n = 2, d = 21: the former line-search Newton (max_iter = 100, absolute tol 1e-10) raised on
-    such inputs (floating-point floor above tol); the damped Newton with a proven step bound returns on both neighbours."""
+def test_solver_returns_on_both_neighbours_at_the_floating_point_floor():
+    """Λ = 1e-8, ε = 100, n = 2, d = 21: a line-search Newton (max_iter = 100, absolute tol 1e-10) raises on such
+    inputs (floating-point floor above tol); the damped Newton with a proven step bound returns on both neighbours."""
     rng = np.random.default_rng(0)
     for trial in range(30):
         P = rng.normal(size=(2, 21)); P /= np.linalg.norm(P, axis=1, keepdims=True)
-        y0 = np.array([1.0, 0.0]); P1, y1 = P.copy(), y0.copy(); P1[0] = -P[0]; y1[0] = 0.0
+        y0 = np.array([1.0, 0.0]); P_nb, y_nb = P.copy(), y0.copy(); P_nb[0] = -P[0]; y_nb[0] = 0.0
         op = objective_perturbation_params(100.0, n=2, lam=1e-8, weight_bound=3.0)
         b = continuous_reference_noise(op.noise.kind, op.noise.scale, 21, np.random.default_rng(trial))
-        for PP, yy in ((P, y0), (P1, y1)):
+        for PP, yy in ((P, y0), (P_nb, y_nb)):
             th, info = solve_logistic(PP, yy, 1e-8 + op.Delta, np.full(2, 3.0), linear=b / 2, norm_bound=1.0, weight_bound=3.0)
             assert np.isfinite(th).all() and info["grad_norm"] <= info["tol"]
     assert "max_iter" not in DPLogisticRegression().get_params()

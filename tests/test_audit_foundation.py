@@ -3,7 +3,7 @@
 Every mechanism is audited on adversarial replace-one neighbours (answers exactly one sensitivity apart) and,
 as a negative control, with the sensitivity under-declared by a factor 3 (noise scale / 3), which must be caught.
 All audits are seeded, so the outcomes are deterministic; the margins below were measured over 20 seeds
-(see nbs/03_audit.ipynb and the helper report).
+(see nbs/03_audit.ipynb).
 """
 import time
 import numpy as np

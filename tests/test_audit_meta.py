@@ -1,64 +1,22 @@
 """Audits of the DP meta-learners (dp_causal_nb.meta) on near-tight adversarial replace-one neighbours, and the
 broken-on-purpose controls the auditor must catch (bounds read from the data; a partition chosen from T).
 
-Near-tight design (used by every test_audit_meta*.py file): a one-covariate design whose public feature map
-(StandardizeToBounds: (x, 1)/√2 on x_bounds (-1, 1)) is two-dimensional; all records sit at x = 1; the replaced record
-changes only its outcome (lo → hi) or its arm, which moves ONE module's released coefficient along u = φ(1) by about
-2B/(nλ); the split puts that module's part at ~90 % of the records (the record lands there with that probability);
-the other modules get a huge public λ, so their releases are (nearly) constant and do not blur the statistic; the
-audited module gets λ = 100, where the ridge sensitivity bound 2B(1 + R/√λ)/(nλ) is within 10 % of the achieved shift.
-The statistic is the released coefficient projected on u (the privacy loss concentrates on that one number)."""
+Near-tight design (built in tests/_fixtures.py, used by every test_audit_meta*.py file): a one-covariate design whose
+public feature map (StandardizeToBounds: (x, 1)/√2 on x_bounds (-1, 1)) is two-dimensional; all records sit at x = 1;
+the replaced record changes only its outcome (lo → hi) or its arm, which moves ONE module's released coefficient along
+u = φ(1) by about 2B/(nλ); the split puts that module's part at ~90 % of the records (the record lands there with that
+probability); the other modules get a huge public λ, so their releases are (nearly) constant and do not blur the
+statistic; the audited module gets λ = 100, where the ridge sensitivity bound 2B(1 + R/√λ)/(nλ) is within 10 % of the
+achieved shift. The statistic is the released coefficient projected on u (the privacy loss concentrates on that one
+number)."""
 import numpy as np
-import pytest
-from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.audit import audit_mechanism
-from dp_causal_nb.erm import DPRidgeRegression, DPLogisticRegression
-from dp_causal_nb.meta import DPTLearner, DPRLearner, DPDRLearner
+from dp_causal_nb.meta import DPTLearner, DPDRLearner
+from _fixtures import EPS, DELTA, U, WEAK_N, pair, coef_mechanism, neighbours, mechanism
 
-DELTA = 1e-5
-U = np.ones(2) / np.sqrt(2)                       # φ(x = 1) under StandardizeToBounds on (-1, 1)
-FIXED = dict(propensity_model=DPLogisticRegression(lam=1000.0), outcome_model=DPRidgeRegression(lam=1000.0))
-
-def pair(N, t0, y0, t1, y1, bg_t=0, bg_y=0.0):
-    "Replace-one neighbours: N records at x = 1 (arm bg_t, outcome bg_y); record 0 is (t0, y0) in D0, (t1, y1) in D1."
-    X = np.ones((N, 1)); T = np.full(N, bg_t); Y = np.full(N, bg_y)
-    T[0], Y[0] = t0, y0
-    T1, Y1 = T.copy(), Y.copy(); T1[0], Y1[0] = t1, y1
-    return (Y, T, X), (Y1, T1, X)
-
-def coef_mechanism(L, module, epsilon, **kw):
-    "One release of learner L on `data`; returns `module`'s released coefficient vector (part of the published model)."
-    def run(data, rng):
-        Y, T, X = data
-        m = L(outcome_bounds=(-1, 1), x_bounds=(-1, 1), epsilon=epsilon, delta=DELTA, accountant=PrivacyAccountant(),
-              random_state=int(rng.integers(2**31 - 1)), **kw).fit(Y, T, X=X)
-        return m.models_[module].coef_
-    return run
-
-def audit_release(L, module, epsilon, D0, D1, n_runs, statistic_direction=U, **kw):
-    "Audit of `module`'s released coefficient projected on `statistic_direction` (the direction the record moves it)."
-    return audit_mechanism(coef_mechanism(L, module, epsilon, **kw), D0, D1, n_runs=n_runs, batch=False, delta=DELTA,
-                           random_state=0, statistic=lambda c: np.asarray(c) @ statistic_direction, progress=False)
+RUNS = 100
 
 # ---- broken on purpose ----------------------------------------------------------------------------------------------
-# The original (weak) neighbours, still used by the bounds-from-data control and by `bench_meta.py audit`.
-EPS, N, RUNS = 1.0, 12, 100
-Q = np.array([[1.0]])
-
-def neighbours(hi=1.0):
-    "D0: records at x=0, y=0, half treated; D1: record 0 replaced by the extreme (x=1, T=1, y=hi)."
-    X = np.zeros((N, 1)); T = np.arange(N) % 2; Y = np.zeros(N)
-    X1, T1, Y1 = X.copy(), T.copy(), Y.copy(); X1[0], T1[0], Y1[0] = 1.0, 1, hi
-    return (Y, T, X), (Y1, T1, X1)
-
-def mechanism(L, **kw):
-    def run(data, rng):
-        Y, T, X = data
-        m = L(outcome_bounds=(-1, 1), x_bounds=(-1, 1), epsilon=EPS, delta=DELTA, accountant=PrivacyAccountant(),
-              random_state=int(rng.integers(2**31 - 1)), **kw).fit(Y, T, X=X)
-        return m.effect(Q)[0]
-    return run
-
 class _LeakyDR(DPDRLearner):
     "Broken on purpose: the outcome bounds are read from the data (what the paper's public code lets DP-EBM do)."
     def fit(self, Y, T, *, X):
@@ -67,7 +25,7 @@ class _LeakyDR(DPDRLearner):
 
 def test_meta_audit_catches_bounds_read_from_data():
     D0, D1 = neighbours(hi=1.0)
-    D0 = (D0[0] + np.linspace(-1e-3, 1e-3, N), D0[1], D0[2])   # a tiny public-looking range on D0 ...
+    D0 = (D0[0] + np.linspace(-1e-3, 1e-3, WEAK_N), D0[1], D0[2])   # a tiny public-looking range on D0 ...
     D1 = (np.r_[1.0, D0[0][1:]], D1[1], D1[2])                 # ... and one large outcome on D1
     res = audit_mechanism(mechanism(_LeakyDR), D0, D1, n_runs=RUNS, batch=False, delta=DELTA, random_state=0,
                           statistic=lambda y: np.abs(np.asarray(y)), progress=False)

@@ -3,7 +3,7 @@ nuisances (ê = 0.5, μ̂ ≈ 0), so the treated record's DR score moves by R/ê
 0.17 of ε = 8 with 600 runs per dataset."""
 from dp_causal_nb.erm import DPRidgeRegression
 from dp_causal_nb.meta import DPDRLearner
-from test_audit_meta import pair, audit_release, FIXED
+from _fixtures import pair, audit_release, FIXED
 
 EPS = 8.0
 

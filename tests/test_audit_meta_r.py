@@ -3,7 +3,7 @@
 reaches about half of Δ_R: see nbs/17_meta_learners.ipynb, numerical check (b))."""
 from dp_causal_nb.erm import DPRidgeRegression
 from dp_causal_nb.meta import DPRLearner
-from test_audit_meta import pair, audit_release, FIXED
+from _fixtures import pair, audit_release, FIXED
 
 R_EPS, R_RUNS = 8.0, 600
 def test_meta_audit_r_learner_final_stage():

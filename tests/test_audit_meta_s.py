@@ -4,7 +4,7 @@ claim (measured: 0.97 of ε = 4 with 1 200 runs per dataset; the bound grows wit
 import numpy as np
 from dp_causal_nb.erm import DPRidgeRegression
 from dp_causal_nb.meta import DPSLearner
-from test_audit_meta import pair, audit_release
+from _fixtures import pair, audit_release
 
 EPS = 4.0
 

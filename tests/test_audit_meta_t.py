@@ -2,7 +2,7 @@
 runs per dataset (the record reaches the treated arm's part with probability 0.95)."""
 from dp_causal_nb.erm import DPRidgeRegression
 from dp_causal_nb.meta import DPTLearner
-from test_audit_meta import pair, audit_release
+from _fixtures import pair, audit_release
 
 EPS = 4.0
 

@@ -4,7 +4,7 @@ record's imputed effect Y − μ̂₀ moves by the full outcome range R, half th
 Measured lower bound: 0.59 of ε = 8 with 600 runs per dataset."""
 from dp_causal_nb.erm import DPRidgeRegression
 from dp_causal_nb.meta import DPXLearner
-from test_audit_meta import pair, audit_release, FIXED
+from _fixtures import pair, audit_release, FIXED
 
 EPS = 8.0
 

@@ -165,9 +165,9 @@ def test_console_script(degenerate_path):
 
 
 def test_pythonwarnings_error_and_bound_values(tmp_path):
-    """Neighbouring files give the same exit status and stderr under PYTHONWARNINGS=error (issue: one clipped outcome,
-    or one covariate of 1e154, turned a data-dependent warning into a traceback), and a legal outcome exactly at a
-    declared bound is accepted (bounds 0.1,0.3 once failed on Y = 0.1 after centring)."""
+    """Neighbouring files give the same exit status and stderr under PYTHONWARNINGS=error (one clipped outcome, or one
+    covariate of 1e154, must not turn a data-dependent warning into a traceback), and a legal outcome exactly at a
+    declared bound is accepted (bounds 0.1,0.3 with Y = 0.1, which centring must not push outside)."""
     rows = [((0.1, 0.15, 0.2, 0.25, 0.3)[i % 5], i % 2, i % 7) for i in range(40)]   # outcomes in [0.1, 0.3]
     def write(name, rows):
         p = tmp_path / name
@@ -190,7 +190,7 @@ def test_pythonwarnings_error_and_bound_values(tmp_path):
 
 
 def test_release_stays_in_the_feasible_range(tmp_path):
-    """Issue 12 item 1 (started): with bounds (-1, 1) any ATE lies in [-2, 2]; a tiny epsilon's noise is clamped there
+    """With bounds (-1, 1) any ATE lies in [-2, 2]; a tiny epsilon's noise is clamped there
     (post-processing) and the output says so; an epsilon = inf release is labelled non-private."""
     p = tmp_path / "d.csv"
     p.write_text("y,t\n" + "".join(f"{(i % 7) / 7 - 0.4:.3f},{i % 2}\n" for i in range(60)))
@@ -227,7 +227,7 @@ def cate_args(data, yb, eps):
 
 @pytest.mark.parametrize("eps", ["0.1", "2", "inf"])
 def test_cate_stays_in_the_feasible_range(cate_files, eps):
-    """Issue 12 items 1 and 7: `dp-causal cate` and `cate-eval` never print a value or interval endpoint outside the
+    """`dp-causal cate` and `cate-eval` never print a value or interval endpoint outside the
     feasible range [a - b, b - a], and never call an epsilon = inf result private."""
     d, data, q, yb, R = cate_files
     for seed in range(3):
@@ -278,7 +278,7 @@ def test_cate_bad_inputs(tmp_path, cate_files, content, message, secret):
 
 
 def test_schema_neighbours_behave_alike(tmp_path):
-    """Issue 19: with a declared schema, a record with an unseen category, a missing cell or a non-numeric cell in a
+    """With a declared schema, a record with an unseen category, a missing cell or a non-numeric cell in a
     numeric column is encoded by the schema's public rule: the command's observable behaviour (exit status, stderr,
     the released fields other than the noised numbers) is the same as on the neighbour with an ordinary record."""
     from dp_causal_nb.schema import Schema

@@ -1,4 +1,4 @@
-"""Issue 19, part 2: data frames in, names out, for the estimators wired through `schema.fit_covariates` /
+"""Data frames in, names out, for the estimators wired through `schema.fit_covariates` /
 `schema.query_covariates`: DPLogisticRegression, DPRidgeRegression (erm), DPATE, DPCATE, the meta-learners (DPTLearner here), BalancingWeights (weights),
 DP2ERMClassifier and CompositionBaselineClassifier (two_stage), PrivateITR (itr).
 

@@ -71,8 +71,8 @@ def test_quarto_options_adapted():
     assert nb.cells[1].source == "see [`f`](../core.html#f)"
 
 
-# Notebooks whose '> description' still spans several lines (nbdev cuts the subtitle to the first line); not the docs
-# helper's files: their owners should join the lines. New notebooks must not be added here.
+# Notebooks whose '> description' still spans several lines (nbdev cuts the subtitle to the first line): their
+# owners should join the lines. New notebooks must not be added here.
 CUT_DESCRIPTIONS_ALLOWED = set()   # every notebook's '> description' is one line
 
 def test_descriptions_are_one_line():
@@ -137,7 +137,7 @@ def test_hand_typed_check_leaves_other_tables_alone():
     assert not found("## Measured", "code:print( + _TYPED + )")            # a cell computes it: fine
 
 def test_no_new_hand_typed_tables():
-    "No notebook holds more hand-typed result tables than run_nbs.HAND_TABLES_ALLOWED grants (other helpers' to fix)."
+    "No notebook holds more hand-typed result tables than run_nbs.HAND_TABLES_ALLOWED grants (their notebooks' to fix)."
     bad = run_nbs.hand_typed()
     assert not bad, "\n".join(f"{p}: {w}" for p, w in bad)
     assert all((ROOT / p).exists() for p in run_nbs.HAND_TABLES_ALLOWED)

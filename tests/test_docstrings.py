@@ -9,7 +9,7 @@ import dp_causal_nb
 
 NAMES = [n for n in dp_causal_nb.__all__ if not isinstance(getattr(dp_causal_nb, n), type)
          or not issubclass(getattr(dp_causal_nb, n), BaseException)]
-# Known gaps (issue 12, still open): these docstrings are not numpydoc yet. strict=True: the test fails as soon as one
+# Known gaps: these docstrings are not numpydoc yet. strict=True: the test fails as soon as one
 # is fixed, so the list can only shrink.
 TODO = set()
 _todo = lambda names: [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="docstring not numpydoc yet"))

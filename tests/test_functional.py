@@ -70,7 +70,7 @@ def test_one_path_covariance(small):
     assert (np.abs(np.cov((out - g).T) - S) / se).max() < 5
 
 def test_curator_repr_and_copies_refused(small):
-    "Issue 18 P1: a deep copy of a released function answered new points with the same noise as the original."
+    "A curator's function is not publishable and refuses copies: a copy would answer new points with the same noise."
     X, y, kw = small
     f = private_kernel_function(X, y, random_state=0, **kw)
     assert "NOT publishable" in repr(f)
@@ -181,7 +181,7 @@ def test_noise_scales_monotone():
     assert a["strict"] > b["strict"] > 0
 
 def test_publish_grid_membership_warning_is_opt_in(small):
-    "Issue 18 P8: the membership check is off by default and, when opted in, names no count."
+    "The membership check is off by default and, when opted in, names no count."
     X, y, kw = small
     f = private_kernel_function(X, y, random_state=0, **kw)
     with warnings.catch_warnings():
@@ -197,8 +197,8 @@ def test_publish_grid_membership_warning_is_opt_in(small):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Issue 10, items 2 and 3: neighbours behave identically apart from the noise; published objects hold no un-noised
-# data-dependent number; the solver's accuracy is part of the mechanism; every standalone release charges an accountant.
+# Neighbours behave identically apart from the noise; published objects hold no un-noised data-dependent number; the
+# solver's accuracy is part of the mechanism; every standalone release charges an accountant.
 
 def _same(a, b) -> bool:
     if isinstance(a, dict): return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
@@ -213,8 +213,8 @@ def _assert_same_published(o1, o2, noised):
     for name in sorted(names - noised):
         assert _same(getattr(o1, name), getattr(o2, name)), f"published field {name!r} differs between neighbours"
 
-def _issue_pair():
-    "The neighbouring pair of issue 10 (n=50, q=1): the old solver check raised on D (gap 3.4e-9 > 1e-10), not on D'."
+def _hard_pair():
+    "A neighbouring pair (n=50, q=1) on which a solver check at a fixed 1e-10 gap raises on D (gap 3.4e-9), not on D'."
     r0 = np.random.default_rng(0); X = r0.uniform(0, 1, (50, 1)); y = r0.uniform(-1, 1, 50)
     X2, y2 = X.copy(), y.copy(); X2[0], y2[0] = r0.uniform(0, 1, 1), r0.uniform(-1, 1)
     return (X2, y2), (X, y)
@@ -223,28 +223,28 @@ PAIR_KW = dict(bandwidth=0.4, lam=1e-3, x_bounds=(np.zeros(1), np.ones(1)), epsi
 LOSSES = [AbsoluteLoss(), HuberLoss(0.5), SquaredLoss(squared_loss_bound(1.0, lam=1e-3, bandwidth=0.4, q=1))]
 
 @pytest.mark.parametrize("loss", LOSSES, ids=lambda l: type(l).__name__)
-def test_issue_pair_releases_identically_apart_from_noise(loss):
+def test_hard_pair_releases_identically_apart_from_noise(loss):
     "D and D' both release, with no exception and no warning; every published field except the noised values is equal."
     grid = np.linspace(0, 1, 7)[:, None]
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for X, y in _issue_pair():
+        for X, y in _hard_pair():
             f = private_kernel_function(X, y, loss=loss, random_state=1, **PAIR_KW)
             out.append((f, f.publish_grid(grid), release_shareable_function(X, y, loss=loss, n_features=30,
                                                                             random_state=2, **PAIR_KW)))
-    (f1, p1, s1), (f2, p2, s2) = out
+    (f1, grid1, s1), (f2, grid2, s2) = out
     assert _same(f1.info, f2.info) and f1.noise_scale == f2.noise_scale
-    _assert_same_published(p1, p2, noised={"values"})
+    _assert_same_published(grid1, grid2, noised={"values"})
     _assert_same_published(s1, s2, noised={"coef"})
-    assert "solver_gap" not in p1.info and "solver_gap" not in s1.info
+    assert "solver_gap" not in grid1.info and "solver_gap" not in s1.info
     assert f1.info["solver_inflation"] > 0 and s1.info["solver_inflation"] == f1.info["solver_inflation"]
-    for f, (X, y) in zip((f1, f2), _issue_pair()):          # the fits are certified: within the public τ
+    for f, (X, y) in zip((f1, f2), _hard_pair()):          # the fits are certified: within the public τ
         assert solver_gap(f._fit, y) <= f._fit.solver_tol and f._fit.solver_info["method"] != "a-priori"
 
 def test_published_field_comparison_has_teeth():
     "A data-dependent number in info (the old solver_gap) is caught by the same comparison."
-    (X1, y1), (X2, y2) = _issue_pair()
+    (X1, y1), (X2, y2) = _hard_pair()
     p = [private_kernel_function(X, y, loss=AbsoluteLoss(), random_state=0, **PAIR_KW) for X, y in ((X1, y1), (X2, y2))]
     pub = [f.publish_grid(np.array([[0.5]])) for f in p]
     bad = [dataclasses.replace(q, info=q.info | dict(solver_gap=solver_gap(f._fit, y)))
@@ -339,7 +339,7 @@ def test_messages_name_no_private_value():
 
 
 def test_save_load_roundtrip_and_refusals(fitted, tmp_path):
-    "Issue 18 S1: releases are shared as .npz + JSON; a crafted file cannot run code, a tampered one is refused."
+    "Releases are shared as .npz + JSON: a crafted file cannot run code, a tampered one is refused."
     ds, kw = fitted
     est = DPCATE(random_state=0, **kw).fit(ds.Y, ds.A, X=ds.X)
     sh = release_shareable_cate_function(est, n_features=50, random_state=0)

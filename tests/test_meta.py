@@ -4,10 +4,8 @@ import warnings
 import numpy as np
 import pytest
 from dp_causal_nb.accounting import PrivacyAccountant
-from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.core import PrivacyLeakWarning
 from dp_causal_nb.meta import DPSLearner, DPTLearner, DPDRLearner, DPRLearner, DPXLearner
-from test_audit_meta import neighbours, mechanism, EPS, DELTA, RUNS
 
 def _data(n=600, seed=0):
     r = np.random.default_rng(seed); X = r.uniform(-1, 1, (n, 2)); T = (r.uniform(size=n) < 0.5).astype(int)

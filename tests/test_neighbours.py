@@ -1,5 +1,7 @@
 """Invariant 4 across estimators: two neighbouring datasets give the same exceptions, warnings and attribute names;
-only the noised values may differ. Each case is a neighbour pair from the privacy reviews (issues 10 and 18)."""
+only the noised values may differ. Each case is a neighbour pair (or a parameter change after fit) that reaches a
+path where the data could otherwise show: a refused refit, set_params after fit, a failing user model, warnings from
+threads, numpy's error policy, a copied secret generator."""
 import warnings
 import numpy as np
 import pytest
@@ -55,8 +57,9 @@ def test_dpcate_clipped_outcome_is_not_observable():
 
 
 def test_refused_refit_leaves_the_release_unchanged():
-    """Issue 18 P2: `fit` once set epsilon_, y_bounds_ ... before the budget check; after set_params(epsilon=np.inf)
-    and a refit refused with BudgetError, effect(Q) returned the non-private second-stage predictions."""
+    """A refit refused with BudgetError (after set_params(epsilon=np.inf), or other bounds) leaves the fitted state the
+    old one: `fit` sets nothing before the budget check, and effect(Q) never returns the non-private second-stage
+    predictions."""
     ds = dataset1(400, random_state=0)
     acc = PrivacyAccountant(1.0, 1e-5)
     est = DPCATE(calibration="global", epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, out_of_bounds="clip",
@@ -77,8 +80,8 @@ def test_refused_refit_leaves_the_release_unchanged():
 
 @pytest.mark.parametrize("final", ["ridge", "kernel"])
 def test_set_params_after_fit_cannot_shrink_the_noise(final):
-    """Review finding: the release read `self.lam` at release time, so set_params(lam=1e9) after fit cut σ from 108.5 to
-    3.9e-10 and effect() returned the non-private predictions. A release now refuses changed parameters."""
+    """A release refuses parameters changed since fit: were it to read `self.lam` at release time, set_params(lam=1e9)
+    after fit would cut σ from 108.5 to 3.9e-10 and effect() would return the non-private predictions."""
     ds = dataset1(400, random_state=0)
     est = DPCATE(final=final, calibration="global", epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds,
                  outcome_bounds=ds.y_bounds, accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
@@ -92,9 +95,9 @@ def test_set_params_after_fit_cannot_shrink_the_noise(final):
 
 @pytest.mark.parametrize("make_model", ["logistic", "tree"])
 def test_dpcate_user_nuisance_failure_is_not_observable(make_model):
-    """Review finding: with declare_private(LogisticRegression()) a neighbour with no treated record raised 'needs
-    samples of at least 2 classes' (D') while D released; a tree raised IndexError after the charge. DPCATE is now
-    failure-agnostic like DPATE: a failing user model is replaced by a public constant, the charge is the same."""
+    """DPCATE is failure-agnostic like DPATE: a failing user model is replaced by a public constant and the charge is
+    the same. Neighbours: with declare_private(LogisticRegression()) one without a treated record would raise 'needs
+    samples of at least 2 classes' while the other releases; a tree would raise IndexError after the charge."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.tree import DecisionTreeClassifier
     rng = np.random.default_rng(0)
@@ -125,7 +128,7 @@ def test_dpcate_misconfigured_user_model_fails_on_public_data():
 
 
 def test_threaded_releases_emit_no_data_warnings():
-    "Review finding: quiet sections in two threads re-enabled each other's warnings (joblib threading backend)."
+    "Quiet sections in two threads must not re-enable each other's warnings (joblib threading backend)."
     from joblib import Parallel, delayed, parallel_backend
     from sklearn.base import RegressorMixin
     from dp_causal_nb.ate import DPATE
@@ -148,7 +151,7 @@ def test_threaded_releases_emit_no_data_warnings():
 
 
 def test_numpy_error_policy_cannot_make_an_event():
-    "Review finding: under np.seterr(all='raise') a kernel underflow raised on D (a far record) and not on D'."
+    "Under np.seterr(all='raise') a kernel underflow must not raise on D (a far record) and not on D'."
     ds = dataset1(200, random_state=0)
     X0 = ds.X.copy(); X1 = ds.X.copy(); X1[:, 0] = np.where(np.arange(200) == 0, 1.0, X1[:, 0])
     make = lambda: DPCATE(final="kernel", bandwidth=0.01, epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds,
@@ -160,7 +163,7 @@ def test_numpy_error_policy_cannot_make_an_event():
 
 @pytest.mark.os_noise
 def test_functional_noise_from_a_copied_generator_is_fresh():
-    "Review finding: one secret Generator given to two workers made their functional releases' noise cancel."
+    "One secret Generator given to two workers (a deep copy) must not make their functional releases' noise cancel."
     import copy
     from dp_causal_nb.functional import release_shareable_function
     from dp_causal_nb.rkhs import AbsoluteLoss

@@ -34,7 +34,7 @@ def test_version_matches_settings():
 
 
 def test_root_exports_are_lazy_and_complete():
-    "The main estimators import from the package root (issue 12, item 6) without making `import dp_causal_nb` heavy."
+    "The main estimators import from the package root without making `import dp_causal_nb` heavy."
     import subprocess, sys
     code = ("import sys, dp_causal_nb as d; assert 'sklearn' not in sys.modules, 'eager import'; "
             "from dp_causal_nb import DPATE, DPCATE, PrivacyAccountant, SharedCATEFunction; "

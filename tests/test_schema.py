@@ -1,4 +1,4 @@
-"""Issue 19: the public covariate schema (dp_causal_nb.schema).
+"""The public covariate schema (dp_causal_nb.schema).
 
 The encoding is a fixed public map applied record by record: these tests check that (row i of the encoding depends
 on record i only, whatever pandas made of the column's dtype), that unusual records (unseen category, missing cell,

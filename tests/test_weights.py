@@ -16,9 +16,9 @@ def test_certificate_holds_on_random_neighbours(method, kw):
     for _ in range(15):
         n = int(rng.integers(3, 25)); X = rng.uniform(-1, 1, (n, 2)); T = (rng.uniform(size=n) < rng.uniform(0.1, 0.9)).astype(int)
         X2, T2 = X.copy(), T.copy(); X2[0] = rng.choice([-1.0, 1.0], 2); T2[0] = rng.integers(2)
-        p, p2 = rng.uniform(0, 1, n), None
-        p2 = p.copy(); p2[0] = rng.uniform()
-        (w, c), (w2, c2) = bw.compute(T, X, propensity=p), bw.compute(T2, X2, propensity=p2)
+        prop, prop2 = rng.uniform(0, 1, n), None
+        prop2 = prop.copy(); prop2[0] = rng.uniform()
+        (w, c), (w2, c2) = bw.compute(T, X, propensity=prop), bw.compute(T2, X2, propensity=prop2)
         assert c == c2 and (w <= c.weight_bound + 1e-12).all() and (w >= 0).all()
         o, own, S = weight_movement(w, w2)
         assert o <= c.others + 1e-9 and S <= c.total + 1e-9

@@ -6,7 +6,7 @@ parent process (which holds the data and the running sums); each joblib worker a
 data, its fold models and four length-n prediction vectors. HistGradientBoosting uses OpenMP: with n_jobs=1 set
 OMP_NUM_THREADS=1, otherwise its thread start-up dominates on folds of a few hundred records (joblib's loky workers
 already limit their inner threads).
-Goal (issue 6): linear nuisances, n = 250 000, K = 500, AIPW, under 60 s on 2 cores.
+Goal: linear nuisances, n = 250 000, K = 500, AIPW, under 60 s on 2 cores.
 """
 import argparse, json, os, resource, subprocess, sys, time
 

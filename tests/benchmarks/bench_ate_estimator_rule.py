@@ -1,4 +1,4 @@
-"""Which score should the split design use when the nuisances are private? (issue 12 item 4: defaults argued from a table)
+"""Which score should the split design use when the nuisances are private? (a default argued from a table)
 
 RMSE of the released ATE (and coverage of its interval) for AIPW and IPW in DPATE's split design, against the naive
 difference in means, on the mixed-covariate test bed (80 columns, confounded; `datasets.mixed_covariates`) and two

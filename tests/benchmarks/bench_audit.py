@@ -8,7 +8,7 @@ import numpy as np
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.mechanisms import gaussian_mechanism
 
-P0, P1 = np.zeros(1), np.ones(1)
+ZERO, ONE = np.zeros(1), np.ones(1)                 # the neighbouring scalar answers
 hand = lambda d, size, rng: d[0] + rng.standard_normal(size)
 lib = lambda d, size, rng: gaussian_mechanism(np.full(size, d[0]), 1.0, 1.0, 1e-5, random_state=rng)
 vec = lambda d, size, rng: d + rng.standard_normal((size, len(d)))
@@ -16,9 +16,9 @@ one = lambda d, rng: d + rng.standard_normal()
 one_lib = lambda d, rng: gaussian_mechanism(d, 1.0, 1.0, 1e-5, random_state=rng)
 
 CASES = [
-    ("scalar Gaussian (hand-written noise), 10^5 runs", dict(mechanism=hand, D0=P0, D1=P1, n_runs=100_000)),
-    ("scalar `gaussian_mechanism` (library), 10^5 runs", dict(mechanism=lib, D0=P0, D1=P1, n_runs=100_000)),
-    ("scalar Gaussian, 10^6 runs", dict(mechanism=hand, D0=P0, D1=P1, n_runs=1_000_000)),
+    ("scalar Gaussian (hand-written noise), 10^5 runs", dict(mechanism=hand, D0=ZERO, D1=ONE, n_runs=100_000)),
+    ("scalar `gaussian_mechanism` (library), 10^5 runs", dict(mechanism=lib, D0=ZERO, D1=ONE, n_runs=100_000)),
+    ("scalar Gaussian, 10^6 runs", dict(mechanism=hand, D0=ZERO, D1=ONE, n_runs=1_000_000)),
     ("vector Gaussian d = 20, 10^5 runs",
      dict(mechanism=vec, D0=np.zeros(20), D1=np.full(20, 1 / np.sqrt(20)), n_runs=100_000)),
     ("non-batch scalar Gaussian (Python loop), 10^4 runs",

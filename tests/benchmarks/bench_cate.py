@@ -4,7 +4,7 @@ Each configuration runs in a fresh subprocess so that peak RSS (ru_maxrss) is pe
 Usage: python tests/benchmarks/bench_cate.py            # the full table
        python tests/benchmarks/bench_cate.py --quick    # n <= 1e5 only
        python tests/benchmarks/bench_cate.py --smoke    # two small DP configurations (nbs/08_dp_cate.ipynb under test)
-Goal (issue 4): n = 1e5, ridge second stage, 300 queries, end to end in < 10 s on 2 cores.
+Goal: n = 1e5, ridge second stage, 300 queries, end to end in < 10 s on 2 cores.
 """
 import json, subprocess, sys, time
 

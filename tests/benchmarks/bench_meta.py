@@ -1,11 +1,11 @@
 #!/usr/bin/env python
-"""Benchmark for the DP meta-learners (issue 15). Not a test; prints plain-text tables.
+"""Benchmark for the DP meta-learners. Not a test; prints plain-text tables.
 
 Usage: python tests/benchmarks/bench_meta.py grid [--full] [--rule-lam]   MSE / Bias² / Var tables on Setups A–E
        python tests/benchmarks/bench_meta.py dpcate           meta-learners vs DPCATE on Dataset 1
        python tests/benchmarks/bench_meta.py scale [n ...]    fit time and memory of the DP DR-learner (ridge bases), default n = 1e6 (JSON)
        python tests/benchmarks/bench_meta.py audit            audits with 2 000 runs per dataset (vs 100 in CI)
---full is the issue's grid: n ∈ {500, 2000, 8000, 32000}, ε ∈ {1, 2, 4, 8, 16}, 10 replicates (long); without it,
+--full is the full grid: n ∈ {500, 2000, 8000, 32000}, ε ∈ {1, 2, 4, 8, 16}, 10 replicates (long); without it,
 3 replicates. N_JOBS=2 in the environment runs cells with joblib; every cell has its own public seed, so results do not depend on n_jobs."""
 import os, sys, time
 import numpy as np
@@ -47,7 +47,8 @@ def scale(ns):
 def audit():
     from dp_causal_nb.audit import audit_mechanism
     from dp_causal_nb.meta import DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner
-    sys.path.insert(0, "tests"); from test_audit_meta import neighbours, mechanism, EPS, DELTA
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: the test designs
+    from _fixtures import neighbours, mechanism, EPS, DELTA
     for L in (DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner):
         res = audit_mechanism(mechanism(L), *neighbours(), n_runs=2000, batch=False, delta=DELTA, random_state=0, progress=False)
         print(f"{L.__name__}: claim ε={EPS}, {res}", flush=True)

@@ -1,4 +1,4 @@
-"""PEHE grid for issue 11 (items 4-5): the previous DPCATE defaults ("before": `DPCATE(final="ridge")`) against the
+"""PEHE grid: the previous DPCATE defaults ("before": `DPCATE(final="ridge")`) against the
 rule of `dp_causal_nb.cate_defaults` ("after": `DPCATE()`, i.e. final="auto"), next to the best constant and,
 at epsilon = inf, EconML's DRLearner (gradient-boosting nuisances, kernel-ridge final stage; optional extra).
 Not collected by pytest.

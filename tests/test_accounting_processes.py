@@ -1,4 +1,4 @@
-"""Issue 18 P3: charges made in worker processes must reach the user's ledger, or the work is refused.
+"""Charges made in worker processes must reach the user's ledger, or the work is refused.
 
 A copy of an accountant in another process (joblib / GridSearchCV with n_jobs > 1) keeps its owner's process id and
 refuses every spend; a default accountant with a budget is not silently replaced by an unlimited one in a worker."""

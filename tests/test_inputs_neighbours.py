@@ -1,12 +1,15 @@
-"""Adversarial review (session 4, invariant 4) of the data-frame / Schema paths (`dp_causal_nb.schema`) and of DPCATE's
-default `final="auto"` (private constant ĉ + centred shape, notebook 08a).
-
-Findings are pairs of replace-one neighbouring datasets (same n, every public input fixed) on which a release behaves
-differently other than through its noise; each was marked `xfail(strict=True)` until fixed (session 4). Two remain
-xfail as ACCEPTED input contracts (documented): finding 4 (the fold design without x_bounds has the finite reals as its
-covariate domain, so ±inf is refused) and finding 5 (without a schema, a missing covariate is refused by the numpy
-contract; declare a Schema with a fill to have it encoded instead) (and the
-mark must be removed) once the library is fixed. The other tests record attacks that HELD, so a regression shows."""
+"""One odd cell in one record — in a data frame, a dict of columns, an object array or a numpy array; read through the
+public covariate schema (`dp_causal_nb.schema`) or without one — must not make a release behave differently other
+than through its noise (invariant 4). What must hold, on replace-one neighbours (same n, every public input fixed):
+* the schema encodes record by record: a complex, missing, overflowing, boolean, list or string cell, or a pandas
+  dtype, moves that record's row only, and the DP nuisance fits on the other half are unchanged;
+* an infinite outcome or covariate behaves like a huge finite one (clipped to the public bounds); a Python int or
+  Decimal beyond float range is a number like any other;
+* a long-double covariate beyond float64 range emits the same warnings (or the same exception under
+  np.seterr(all='raise')) as a huge float64 one.
+Two input contracts stand as strict expected failures: without x_bounds the fold design's covariate domain is the
+finite reals (±inf is refused), and without a schema a missing covariate is refused (declare a Schema with a fill
+to have it encoded instead)."""
 import warnings
 import numpy as np
 import pytest
@@ -15,7 +18,6 @@ pd = pytest.importorskip("pandas")
 
 from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.schema import Schema, resolve_covariates
-from dp_causal_nb.cate_defaults import default_cate_params, dr_constant_bound, private_constant
 
 N = 200
 SCHEMA = Schema({"x0": (-1, 1), "x1": (-1, 1), "site": {"categories": ["north", "south"]}})
@@ -33,17 +35,9 @@ def _rows_changed(A, B):
     return int(np.any(A != B, axis=1).sum())
 
 
-def _replace(df, col, i, v):
-    "The replace-one neighbour: record i's cell in `col` becomes v (the column turns object only if pandas must)."
-    out = df.copy()
-    try: out.loc[i, col] = v
-    except (TypeError, ValueError): out[col] = out[col].astype(object); out.loc[i, col] = v
-    return out
-
-
-# --- Finding 1: a complex cell turns a whole column's dtype, and the schema then encodes EVERY record as the fill -----
+# --- a complex cell turns the whole column's dtype: the schema still encodes the other records as before --------------
 @pytest.mark.parametrize("col", ["x0", "site_numeric"])
-def test_one_complex_cell_changes_every_encoded_row(col):
+def test_one_complex_cell_changes_one_encoded_row_only(col):
     _, _, _, _, df = _data()
     if col == "site_numeric":       # a categorical column with a numeric vocabulary
         schema = Schema({"g": {"categories": [0, 1, 2]}})
@@ -55,7 +49,7 @@ def test_one_complex_cell_changes_every_encoded_row(col):
     assert _rows_changed(A, B) <= 1
 
 
-def test_one_complex_cell_changes_dpcate_nuisance_fit():
+def test_one_complex_cell_leaves_dpcate_nuisance_fit_unchanged():
     from dp_causal_nb.cate import DPCATE
     _, T, Y, _, df = _data()
     def fit(d):
@@ -71,7 +65,7 @@ def test_one_complex_cell_changes_dpcate_nuisance_fit():
     assert np.array_equal(m0.propensity_model_.coef_, m1.propensity_model_.coef_)
 
 
-# --- Finding 2: ±inf outcomes raise, a huge finite outcome is clipped ----------------------------------------------------
+# --- an infinite outcome is clipped like a huge finite one ------------------------------------------------------------
 def _fit_outcome(what, Y, X, T, yl):
     from dp_causal_nb.cate import DPCATE
     from dp_causal_nb.ate import DPATE
@@ -103,7 +97,7 @@ def test_infinite_outcome_behaves_like_a_huge_outcome(what):
     assert _exc(lambda: _fit_outcome(what, inf, X, T, yl)) is None
 
 
-# --- Finding 3: a Python int beyond float range in a numeric column without a schema ---------------------------------
+# --- a Python int beyond float range in a numeric column without a schema ---------------------------------------------
 @pytest.mark.parametrize("kind", ["frame", "object array"])
 def test_huge_int_cell_without_schema(kind):
     X = _data()[0]
@@ -117,7 +111,7 @@ def test_huge_int_cell_without_schema(kind):
     assert cov(10 ** 309) is None
 
 
-# --- Held: attacks that did not work (regression guards) -------------------------------------------------------------
+# --- the schema path: odd cells and pandas dtypes ---------------------------------------------------------------------
 @pytest.mark.parametrize("v", [None, np.nan, pd.NA, "n/a", "  ", "1e400", 10 ** 400, -np.inf, True, b"x", [1, 2],
                                pd.Timestamp("2020-01-01"), "inf", "nan"])
 def test_schema_one_odd_cell_changes_one_row_only(v):
@@ -141,59 +135,8 @@ def test_schema_pandas_dtypes_encode_alike(dtype):
         assert _rows_changed(SCHEMA.transform(d2), ref) <= 1
 
 
-def test_auto_rule_reads_only_public_inputs():
-    "default_cate_params is a function of (n, d, ε, δ, bounds, split): the mode can flip only with public inputs."
-    a = default_cate_params(2000, 2, 1.0, 1e-5, (0, 3)); b = default_cate_params(2000, 2, 1.0, 1e-5, (0, 3))
-    assert a == b and a["mode"] in ("constant", "function")
-
-
-def test_private_constant_sensitivity_tight_and_respected():
-    "|φ_DR| ≤ R/κ is attained (tight), and the clipped mean moves by at most 2M/n₂ between extreme neighbours."
-    from dp_causal_nb.targets import orthogonal_targets
-    R, k = 3.0, 0.15; M = dr_constant_bound((0, 3), k)
-    # extreme records: (Y, A, π, μ0, μ1) giving +M and −M
-    hi = orthogonal_targets(np.array([3.0]), np.array([1.0]), pi=np.array([k]), mu0=np.array([0.0]),
-                            mu1=np.array([0.0]), learner="dr")[0][0]
-    lo = orthogonal_targets(np.array([0.0]), np.array([1.0]), pi=np.array([k]), mu0=np.array([3.0]),
-                            mu1=np.array([3.0]), learner="dr")[0][0]
-    assert np.isclose(hi, M) and np.isclose(lo, -M) and np.isclose(M, R / k)
-    rest = np.random.default_rng(0).uniform(-M, M, 99)
-    g = np.random.default_rng(1)
-    v1, s = private_constant(np.r_[rest, 1e9], bound=M, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(1))
-    v2, _ = private_constant(np.r_[rest, -1e9], bound=M, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(1))
-    from dp_causal_nb.secure_noise import plan_gaussian
-    step = plan_gaussian(s, 2 * M / 100).step          # the same noise draw; the grid rounds each mean once
-    assert abs(v1 - v2) <= 2 * M / 100 * (1 + 1e-12) + step
-
-
-def _dpcate_fingerprint(Y, T, X, **kw):
-    from dp_causal_nb.cate import DPCATE
-    m = DPCATE(epsilon=1.0, delta=1e-5, x_bounds=(-1, 1), outcome_bounds=(0, 3), out_of_bounds="clip",
-               accountant=PrivacyAccountant(), random_state=0, **kw)
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always"); m.fit(Y, T, X=X)
-        q = np.random.default_rng(5).uniform(-1, 1, (7, 2))
-        s = m.summary(q); m.effect_interval(q); m.ate_interval(q)
-    names = sorted(k for k in vars(m) if k.endswith("_"))
-    public = {k: repr(getattr(m, k)) for k in ("rule_", "lam_", "kappa_", "n_stage2_", "constant_bound_", "final_")}
-    info = {k: (v if k not in ("sensitivity", "sigma", "sensitivity_constant", "sigma_constant") else repr(v))
-            for k, v in m.release_info_.items()}
-    return names, public, repr(info), sorted({r.category.__name__ for r in rec}), np.shape(m.theta_private_), \
-        s.label, s.n_points, bool(s.note)
-
-
-@pytest.mark.parametrize("n", [200, 2000])          # the rule's mode 'constant' and mode 'function' at d = 2
-def test_dpcate_auto_structure_same_on_extreme_neighbours(n):
-    "final='auto': attribute names, rule_, release_info_ and warnings are identical on extreme neighbours."
-    X, T, Y, _, _ = _data(n=n)
-    base = _dpcate_fingerprint(Y, T, X)
-    for y, t, x in [(3.0, 1, (1.0, 1.0)), (0.0, 0, (-1.0, -1.0)), (1e300, 1, (5.0, -5.0))]:
-        Y2, T2, X2 = Y.copy(), T.copy(), X.copy(); Y2[0], T2[0], X2[0] = y, t, x
-        assert _dpcate_fingerprint(Y2, T2, X2) == base
-
-
-# --- Finding 4: DPATE's fold design takes X without x_bounds; ±inf raises, 1e300 fits ---------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 4: DPATE(design='fold') accepts covariates without x_bounds (its "
+# --- input contract: DPATE's fold design takes X without x_bounds; ±inf is refused, 1e300 fits ------------------------
+@pytest.mark.xfail(strict=True, reason="input contract: DPATE(design='fold') accepts covariates without x_bounds (its "
                    "sensitivity does not involve X); a record with x = 1e300 fits but x = ±inf raises 'X contains "
                    "infinite values' (core.clean_cells: without declared bounds the domain is the finite reals)")
 def test_dpate_fold_infinite_covariate_without_bounds():
@@ -207,8 +150,8 @@ def test_dpate_fold_infinite_covariate_without_bounds():
     assert fit(np.inf) is None
 
 
-# --- Finding 5: a missing covariate cell raises on the plain (schema-less) path even where the estimator clips -------
-@pytest.mark.xfail(strict=True, reason="finding 5 (contract-level): with declared numeric x_bounds and a fail-closed "
+# --- input contract: without a schema a missing covariate cell is refused, even where the estimator clips -------------
+@pytest.mark.xfail(strict=True, reason="input contract: with declared numeric x_bounds and a fail-closed "
                    "clip (meta-learners always; DPCATE out_of_bounds='clip'), one record with a NaN / None / pd.NA "
                    "covariate raises (ValueError 'contains NaN', or TypeError 'not numeric' for pd.NA) while its "
                    "neighbour fits; the Schema path maps the same cell to the public fill")
@@ -224,7 +167,7 @@ def test_missing_covariate_without_schema(v):
     assert fit(v) is None
 
 
-# --- Finding 6: a long-double covariate beyond float64 range: a data-dependent RuntimeWarning (or exception) ----------
+# --- a long-double covariate beyond float64 range: the same warnings (or exception) as a huge float64 one -------------
 def _fit_x(what, X, xb):
     from dp_causal_nb.cate import DPCATE
     from dp_causal_nb.ate import DPATE
@@ -275,7 +218,7 @@ def test_long_double_overflow_seterr_raise(what):
 
 
 @needs_ld
-def test_long_double_overflow_dpcate_held():
+def test_long_double_overflow_dpcate_is_quiet():
     "DPCATE encodes inside quiet_data_warnings (np.errstate ignore): no warning, no exception on either neighbour."
     for xb in [(-1, 1), Schema({"x0": (-1, 1), "x1": (-1, 1)})]:
         assert _warned("DPCATE", np.longdouble(1e300), xb) == _warned("DPCATE", LD_BIG, xb) == (None, [])
@@ -284,7 +227,7 @@ def test_long_double_overflow_dpcate_held():
 
 @pytest.mark.parametrize("col,v", [("site", None), ("site", "east"), ("x0", "n/a"), ("x0", "1e400"), ("x1", pd.NA),
                                    ("x0", 10 ** 400), ("site", 1.5)])
-def test_dpcate_auto_schema_frame_odd_cell_held(col, v):
+def test_dpcate_auto_schema_frame_odd_cell_changes_nothing_public(col, v):
     "final='auto' on a data frame + Schema: an odd cell in one record changes no attribute name, rule, info or warning."
     from dp_causal_nb.cate import DPCATE
     _, T, Y, _, df = _data()
@@ -300,18 +243,34 @@ def test_dpcate_auto_schema_frame_odd_cell_held(col, v):
     assert fp(df) == fp(nb)
 
 
-@pytest.mark.parametrize("n,kappa,split", [(200, 0.45, None), (200, 0.02, 0.9), (2000, 0.45, 0.3)])
-def test_dpcate_auto_constant_moves_within_its_sensitivity(n, kappa, split):
-    "Extreme second-stage neighbours (same seed, same nuisances): the un-noised ĉ moves by at most 2M/n₂ (M = R/κ)."
-    from dp_causal_nb.cate import DPCATE
-    X, T, Y, _, _ = _data(n=n)
-    def fit(Y, T):
-        m = DPCATE(epsilon=1.0, delta=1e-5, x_bounds=(-1, 1), outcome_bounds=(0, 3), propensity_clip=kappa, split=split,
-                   out_of_bounds="clip", accountant=PrivacyAccountant(), random_state=1)
+# --- the schema layer reached by hand (resolve_covariates, then an estimator): numbers of any type and size -----------
+@pytest.mark.parametrize("cell", [float("inf"), "inf", "1e400", 10 ** 400], ids=["float-inf", "str-inf", "str-1e400", "int-10**400"])
+def test_schema_encoding_is_finite_before_dpate(cell):
+    "The schema layer as a user reaches it by hand: resolve_covariates, then DPATE(x_bounds=the encoded bounds)."
+    from dp_causal_nb.ate import DPATE
+    rng = np.random.default_rng(1); n = 120
+    Y = np.clip(0.5 * rng.normal(size=n), -1, 1); T = (rng.uniform(size=n) < 0.5).astype(float)
+    sch = {"age": (20, 80), "group": {"categories": ["a", "b"]}}
+    def fit(last):
+        age = list(rng_age) + [last]
+        cov = resolve_covariates({"age": age, "group": ["a", "b"] * (n // 2)}, sch)
+        m = DPATE("aipw", design="split", epsilon=1.0, delta=1e-6, outcome_bounds=(-1, 1), x_bounds=cov.x_bounds,
+                  accountant=PrivacyAccountant(), random_state=0)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore"); return m.fit(Y, T, X=X)
-    m0 = fit(Y, T); i = int(m0.split_[1][0]); bound = 2 * m0.constant_bound_ / m0.n_stage2_
-    assert np.isclose(m0.release_info_["sensitivity_constant"], bound) and np.isclose(m0.constant_bound_, 3 / kappa)
-    for y1, t1, y2, t2 in [(3, 1, 0, 1), (3, 0, 0, 0), (3, 1, 0, 0)]:
-        Ya, Ta, Yb, Tb = Y.copy(), T.copy(), Y.copy(), T.copy(); Ya[i], Ta[i], Yb[i], Tb[i] = y1, t1, y2, t2
-        assert abs(fit(Ya, Ta).stage_.theta_[0] - fit(Yb, Tb).stage_.theta_[0]) <= bound * (1 + 1e-9)
+            warnings.simplefilter("ignore")
+            try: m.fit(Y, T, X=cov.X); return None, m.split_sizes_
+            except Exception as e: return type(e).__name__, str(e)
+    rng_age = np.random.default_rng(2).uniform(20, 80, n - 1).round(1).tolist()
+    assert fit(1e300)[0] is None
+    assert fit(cell) == fit(1e300)
+
+
+@pytest.mark.parametrize("cell", [2 ** 64, __import__("decimal").Decimal("0.5")], ids=["int-2**64", "Decimal"])
+def test_unschematised_numeric_column_accepts_any_number(cell):
+    def outcome(last):
+        try:
+            cov = resolve_covariates({"age": [30.0, 41.5, 52.0, last]}, (0.0, 100.0))
+            return None, cov.feature_names, cov.X.shape
+        except Exception as e: return type(e).__name__, str(e)
+    assert outcome(float(cell))[0] is None
+    assert outcome(cell) == outcome(float(cell))

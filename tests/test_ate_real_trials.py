@@ -1,11 +1,11 @@
 """On real randomised trials, the default DPATE at epsilon=inf agrees with the trial's difference in means within
-one standard error of that difference (issue 12: defaults that hold from a few hundred records up).
+one standard error of that difference: defaults that hold from a few hundred records up.
 
 Trials shipped by `causaldata` (the optional `data` extra; skipped without it), with the randomised treatment:
 NSW job training (Lalonde; n = 445, continuous earnings, 8 covariates), Thornton's HIV-results incentive
 (binary outcome, n ≈ 2 800), Broockman's out-of-district e-mail experiment (binary, n ≈ 5 600) and the
-intensive-session arm of the Chinese weather-insurance experiment (binary, n ≈ 1 400). Outcome bounds are public:
-earnings in [0, 100 000] USD, binary outcomes in [0, 1]. Three fold/noise seeds per trial, fixed."""
+intensive-information arm (column `intensive`) of the Chinese weather-insurance experiment (binary, n ≈ 1 400).
+Outcome bounds are public: earnings in [0, 100 000] USD, binary outcomes in [0, 1]. Three fold/noise seeds per trial, fixed."""
 import warnings
 import numpy as np
 import pytest
