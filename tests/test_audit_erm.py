@@ -276,7 +276,7 @@ def clone_with(est, **kw):
 
 def logistic_mech(**kw):
     def mech(D, rng):
-        return _quiet_fit(DPLogisticRegression(epsilon=1.0, random_state=rng, accountant=PrivacyAccountant(), **kw), D).coef_
+        return _quiet_fit(DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=rng, accountant=PrivacyAccountant(), **kw), D).coef_
     return mech
 
 def ridge_batched_mech(**kw):

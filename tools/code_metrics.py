@@ -41,31 +41,7 @@ LIMITS = {
 # Files being edited elsewhere, with how many of each counted figure they may still hold (one more still fails).
 # Shrink an entry as its file is mended, remove it when the file is clean (`--check` says when an entry is too big);
 # the notebooks' entries match the per-file-ignores of [tool.ruff.lint] in pyproject.toml.
-PENDING = {
-    "tests/benchmarks/bench_ate.py": {"history": 1},
-    "tests/benchmarks/bench_ate_estimator_rule.py": {"history": 1},
-    "tests/benchmarks/bench_cate.py": {"history": 1},
-    "tests/benchmarks/bench_meta.py": {"history": 1},
-    "tests/benchmarks/pehe_grid.py": {"history": 1},
-    "tests/test_adversary_findings.py": {"history": 1},
-    "tests/test_adversary_s4_cli.py": {"history": 7},
-    "tests/test_adversary_s4_frames.py": {"history": 13},
-    "tests/test_adversary_s4_meta.py": {"history": 6},
-    "tests/test_adversary_s5_shape.py": {"history": 8},
-    "tests/test_adversary_s6_centred.py": {"history": 2},
-    "tests/test_audit_ate.py": {"history": 1},
-    "tests/test_audit_cate.py": {"history": 2},
-    "tests/test_audit_erm.py": {"history": 1},
-    "tests/test_cli.py": {"history": 3},
-    "tests/test_dataframes.py": {"history": 1},
-    "tests/test_docstrings.py": {"history": 1},
-    "tests/test_functional.py": {"history": 7},
-    "tests/test_neighbours.py": {"history": 7},
-    "tests/test_package.py": {"history": 1},
-    "tests/test_privacy_processes.py": {"history": 2},
-    "tests/test_real_trials.py": {"history": 2},
-    "tests/test_schema.py": {"history": 1},
-}
+PENDING = {}
 
 LONG, WIDE = 120, 100
 _EXPORT = re.compile(r"^\s*#\|\s*exports?\s*$")
