@@ -327,7 +327,8 @@ def test_default_accountant_charged_and_finite_budget_refuses(kind):
     try:
         g = np.random.default_rng(3)
         m = (DPRidgeRegression(epsilon=0.6, delta=1e-6, x_bounds=(-1, 1), y_bounds=(0, 1), random_state=g) if kind == "ridge"
-             else DPLogisticRegression(epsilon=0.6, method=kind.split("-")[1], x_bounds=(-1, 1), random_state=g))
+             else DPLogisticRegression(epsilon=0.6, delta=1e-6, method=kind.split("-")[1], x_bounds=(-1, 1),
+                                       random_state=g))
         m.fit(X, y)
         acc = default_accountant()
         assert m.charged_to_ is acc and len(acc.ledger) == 1 and acc.spent[0] == pytest.approx(0.6)
