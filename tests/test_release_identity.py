@@ -13,6 +13,7 @@ A change that is *meant* to alter releases regenerates the file, and says so in 
 import json, sys, warnings
 from pathlib import Path
 import numpy as np
+import pandas as pd
 import pytest
 
 from dp_causal_nb.accounting import PrivacyAccountant
@@ -43,7 +44,6 @@ def released(case) -> dict:
     "Every number the entry publishes, by name (attributes ending in '_', answers at Q)."
     Y, T, X = _records()
     if case.frame:
-        import pandas as pd
         X = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1]})
     with reproducible_noise(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -51,7 +51,6 @@ def released(case) -> dict:
         got = _attributes(out)
         Qx = Q
         if case.frame:
-            import pandas as pd
             Qx = pd.DataFrame({"x0": Q[:, 0], "x1": Q[:, 1]})
         if hasattr(out, "effect"): got["effect(Q)"] = _numbers(np.asarray(out.effect(Qx), float))
         elif callable(out) and not isinstance(out, type): got["call(Q)"] = _numbers(np.asarray(out(Qx), float))
