@@ -16,7 +16,7 @@ class CLIError(Exception):
 __all__ = ['CLIError', 'read_csv_columns', 'build_parser', 'run_ate', 'format_release', 'run_demo', 'main', 'run_cate',
            'run_cate_eval', 'format_cate']
 
-# %% ../nbs/13_cli.ipynb #f140014f
+# %% ../nbs/13_cli.ipynb #19e91c07
 _MISSING = {"", "na", "nan", "null", "none", "."}
 _NOT_SHOWN = " (which rows, how many and their values are not shown: they are private)"
 
@@ -85,7 +85,7 @@ def _read_columns(rows, path, columns, text=frozenset()):
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
     return {c: (v if c in text else np.asarray(v)) for c, v in out.items()}
 
-# %% ../nbs/13_cli.ipynb #415d2a36
+# %% ../nbs/13_cli.ipynb #a19c59b5
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
@@ -111,7 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--delta", type=float, help="total δ of the release")
     a.add_argument("--mu", type=float, help="total μ-GDP budget (instead of --epsilon/--delta; the split design is "
                    "(ε, δ)-DP only and is charged the (ε, δ) it implies)")
-    a.add_argument("--estimator", default="aipw", choices=ESTIMATORS, help="score (default aipw)")
+    a.add_argument("--estimator", default="auto", choices=("auto", "dim") + ESTIMATORS,
+                   help="auto (default: dim with --randomized, else aipw), dim (private difference in means, no "
+                   "covariates used) or a score")
+    a.add_argument("--randomized", action="store_true",
+                   help="declare that the treatment was randomised (public); with --estimator auto this runs the "
+                   "private difference in means")
     a.add_argument("--folds", type=int, default=None,
                    help="number of folds K (default: min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋))")
     a.add_argument("--propensity-clip", type=float, default=0.1, help="clip each fold model's propensity to [c, 1-c]")
@@ -131,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
     return p
 
-# %% ../nbs/13_cli.ipynb #7bbd775b
+# %% ../nbs/13_cli.ipynb #45738595
 def _add_cate_parsers(sub):
     c = sub.add_parser("cate", help="private CATE (DP-CATE R/DR-learner) at query points, or a shareable function file")
     c.add_argument("data", help="CSV file with a header row")
@@ -165,7 +170,7 @@ def _add_cate_parsers(sub):
     e.add_argument("--expect-sha256", default=None, metavar="HEX", help="refuse the file unless its SHA-256 is HEX "
                    "(the hash its publisher posted; dp-causal cate --save prints it)")
 
-# %% ../nbs/13_cli.ipynb #464baf88
+# %% ../nbs/13_cli.ipynb #ce4b29f0
 def _x_bounds(text:str, d:int):
     "Parse `--x-bounds`: 'LO,HI' for every covariate or 'LO,HI;LO,HI;...' (one pair per covariate)."
     parts = [t for t in text.split(";") if t.strip()]
@@ -176,7 +181,7 @@ def _x_bounds(text:str, d:int):
     lo, hi = np.array(pairs, float).T
     return lo, hi
 
-# %% ../nbs/13_cli.ipynb #4da9adb6
+# %% ../nbs/13_cli.ipynb #a8c4aac5
 def _load_schema(args):
     "The public schema of `--schema` (None without it); an inferred schema is refused."
     if getattr(args, "schema", None) is None: return None
@@ -214,7 +219,7 @@ def _query_points(path, covs, schema):
     shown = [list(r) for r in zip(*(q[c] for c in covs))] if schema else X.tolist()
     return X, shown
 
-# %% ../nbs/13_cli.ipynb #d6eb4d8d
+# %% ../nbs/13_cli.ipynb #5fd31b2f
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     schema = _load_schema(args)
@@ -245,11 +250,12 @@ def run_ate(args) -> dict:
     elif X is not None and not np.all(np.isfinite(X)):          # no declared bounds: the domain is the finite reals
         raise CLIError("covariates have infinite values; declare --x-bounds or --schema to have "
                        f"them clipped{_NOT_SHOWN}")
-    m = DPATE(estimator=args.estimator, design=args.design, n_folds=args.folds, epsilon=args.epsilon, delta=args.delta,
-              mu=args.mu, outcome_bounds=bounds, x_bounds=xb, propensity_clip=args.propensity_clip,
+    m = DPATE(estimator=args.estimator, randomized=args.randomized, design=args.design, n_folds=args.folds,
+              epsilon=args.epsilon, delta=args.delta, mu=args.mu, outcome_bounds=bounds, x_bounds=xb,
+              propensity_clip=args.propensity_clip,
               out_of_bounds="clip" if args.clip_outcomes else "raise", random_state=args.seed)
     m.fit(y, data[args.treatment], X=X)
-    return {"estimator": m.estimator, "outcome": args.outcome, "treatment": args.treatment, "covariates": covs,
+    return {"estimator": m.estimator_, "outcome": args.outcome, "treatment": args.treatment, "covariates": covs,
             "features": feats,
             "n": m.n_, "design": m.design_, "n_folds": m.n_folds_, "split_sizes": m.split_sizes_, "ate": m.ate_,
             "conf_int_95": list(m.conf_int_), "stderr": m.stderr_,
@@ -265,16 +271,18 @@ def format_release(r:dict) -> str:
     priv = f"(epsilon={r['epsilon']:.4g}, delta={r['delta']:.3g})-DP{gdp}" if private else "NON-PRIVATE (epsilon = inf)"
     lo, hi = r["conf_int_95"]
     kind = "private" if private else "non-private"
-    how = (f"K={r['n_folds']} folds" if r.get("design", "fold") == "fold" else
-           "split " + "/".join(map(str, r["split_sizes"])) + " (propensity/outcome0/outcome1/final)")
+    design = r.get("design", "fold")
+    how = {"fold": f"K={r['n_folds']} folds", "none": "no nuisance models"}.get(design) or (
+        "split " + "/".join(map(str, r["split_sizes"])) + " (propensity/outcome0/outcome1/final)")
     notes = "".join(f"\n  note: {t}" for t in r.get("notes", []))
-    return (f"DP-ATE ({r['estimator']}, {r.get('design', 'fold')} design) of {r['outcome']} on "
+    what = "difference in means" if design == "none" else f"{design} design"
+    return (f"DP-ATE ({r['estimator']}, {what}) of {r['outcome']} on "
             f"{r['treatment']}: n={r['n']}, {how}\n  {kind + ' ATE':<21} {r['ate']:.6g}\n"
             f"  {'95% CI (' + kind + ')':<21} [{lo:.6g}, {hi:.6g}]\n"
             f"  {'noise SD':<21} {r.get('sigma1', 0.0):.4g}\n"
             f"  {'privacy spent':<21} {priv}{notes}")
 
-# %% ../nbs/13_cli.ipynb #3687ccb1
+# %% ../nbs/13_cli.ipynb #fb63ad56
 def _demo_data(synthetic:bool, seed:int):
     if not synthetic:
         try:
@@ -327,7 +335,7 @@ def run_demo(args, out=None):
           f"; this data set has n={len(Y):,}. The interval is wider than the noise SD: it also "
           "covers the sampling error and the noise of the privately released standard error.", file=out)
 
-# %% ../nbs/13_cli.ipynb #ef853355
+# %% ../nbs/13_cli.ipynb #163aa6eb
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     "Print only warnings about PUBLIC inputs (PrivacyLeakWarning, e.g. δ ≥ 1/n); drop data-dependent ones."
     if issubclass(category, PrivacyLeakWarning):
@@ -390,7 +398,7 @@ def _main(parser, argv) -> int:
         print(f"dp-causal: error: internal error ({type(e).__name__}); no details are printed", file=sys.stderr)
         return 2
 
-# %% ../nbs/13_cli.ipynb #3a30e39b
+# %% ../nbs/13_cli.ipynb #8bb6ff15
 def _cate_data(args):
     "Read and check the training columns; returns (Y, T, X, covariate names, outcome bounds, x bounds)."
     schema = _load_schema(args)
@@ -423,7 +431,7 @@ def _cate_data(args):
     if args.clip: Y, X = np.clip(Y, *bounds), np.clip(X, *xb)     # what DPCATE's out_of_bounds="clip" does (silently)
     return Y, data[args.treatment], X, covs, bounds, xb, schema
 
-# %% ../nbs/13_cli.ipynb #626f9d2e
+# %% ../nbs/13_cli.ipynb #38314531
 def _label(epsilon, delta) -> str:
     from dp_causal_nb.functional import _privacy_label   # the label a saved function stores, recomputed when loaded
     return _privacy_label(epsilon, delta)
@@ -452,7 +460,7 @@ def run_cate(args) -> dict:
                        notes=[s.note[len("note: "):]] if s.note else [],
                        out=_write_points(args.out, covs, shown, vals, lo, hi))
 
-# %% ../nbs/13_cli.ipynb #a2626071
+# %% ../nbs/13_cli.ipynb #78b6740f
 def _save_function(est, args, covs, bounds, schema=None) -> dict:
     "Release the fitted kernel stage as a shareable function and write it with its public metadata and its hash."
     from dp_causal_nb.functional import release_shareable_cate_function, _point_noise_sd, _privacy_label
@@ -478,7 +486,7 @@ def _write_points(path, covs, Q, vals, lo, hi):
     except OSError as e: raise CLIError(f"cannot write {path!r}: {e.strerror or e}") from None
     return path
 
-# %% ../nbs/13_cli.ipynb #815fd225
+# %% ../nbs/13_cli.ipynb #0f6ba42f
 def _noise_note(sd:float, vals) -> list:
     "The note `DPCATE.summary` gives, for the saved function: noise sd against the spread of the released values."
     spread = float(np.std(vals))

@@ -14,7 +14,7 @@ from .mechanisms import gaussian_sigma
 from .secure_noise import grid_release, noise_rng, plan_gaussian
 
 # %% auto #0
-__all__ = ['DIM_WEIGHT', 'dim_statistics', 'dim_sensitivity', 'dim_estimate', 'DPDifferenceInMeans']
+__all__ = ['DIM_WEIGHT', 'dim_statistics', 'dim_sensitivity', 'dim_release', 'dim_estimate', 'DPDifferenceInMeans']
 
 # %% ../nbs/11a_dp_dim.ipynb #d4fba918
 DIM_WEIGHT = math.sqrt(1.5)   # c/B: the weight of the treated count that balances the two cases (derivation)
@@ -36,7 +36,19 @@ def dim_sensitivity(outcome_bounds) -> float:
     lo, hi = (float(np.asarray(b).ravel()[0]) for b in outcome_bounds)
     return hi - lo
 
-# %% ../nbs/11a_dp_dim.ipynb #a8b4017d
+# %% ../nbs/11a_dp_dim.ipynb #7f353b5b
+def dim_release(Y, # outcomes, already within the bounds
+                T, # arms in {0, 1}
+                outcome_bounds, # public (a, b)
+                sigma:float, # noise sd calibrated for sensitivity b − a (0: the exact statistic)
+                rng, # the secret noise stream (`noise_rng`)
+               ):
+    "The released ṽ = v(D) + grid Gaussian noise, and the plan it used (its `sd` feeds `dim_estimate`)."
+    sens = dim_sensitivity(outcome_bounds)
+    plan = plan_gaussian(sigma, sens, 5)
+    return grid_release(dim_statistics(Y, T, outcome_bounds), plan, rng), plan
+
+# %% ../nbs/11a_dp_dim.ipynb #12593a32
 def dim_estimate(v, # the released statistic ṽ (or the exact v)
                  n:int, # public number of records
                  outcome_bounds, # public (a, b)
@@ -51,13 +63,14 @@ def dim_estimate(v, # the released statistic ṽ (or the exact v)
     ns = (n - n1, n1)
     mu = [float(np.clip(v[2 - k] / ns[k], -B, B)) for k in (0, 1)]
     s2 = [float(np.clip(B * v[4 - k] / ns[k] + B * B / 2 - mu[k] ** 2, 0.0, B * B)) for k in (0, 1)]
-    var = sum(s2[k] / ns[k] + noise_sd ** 2 * (1 + mu[k] ** 2 / c ** 2) / ns[k] ** 2 for k in (0, 1))
+    noise_var = sum(noise_sd ** 2 * (1 + mu[k] ** 2 / c ** 2) / ns[k] ** 2 for k in (0, 1))
+    var = sum(s2[k] / ns[k] for k in (0, 1)) + noise_var
     ate, se = mu[1] - mu[0], math.sqrt(var)
     z = stats.norm.ppf(1 - alpha / 2)
     return dict(ate=ate, stderr=se, interval=(max(ate - z * se, -2 * B), min(ate + z * se, 2 * B)),
-                n_treated=n1, arm_means=(mu[0] + (lo + hi) / 2, mu[1] + (lo + hi) / 2))
+                n_treated=n1, arm_means=(mu[0] + (lo + hi) / 2, mu[1] + (lo + hi) / 2), noise_var=noise_var)
 
-# %% ../nbs/11a_dp_dim.ipynb #a79eff6a
+# %% ../nbs/11a_dp_dim.ipynb #bcc3e895
 class DPDifferenceInMeans:
     """(ε, δ)-DP difference in means of a binary treatment's arms: five noisy sums, the arm sizes private.
 
@@ -101,13 +114,12 @@ class DPDifferenceInMeans:
             n = check_consistent_length(Y=Y, T=T)
             if n < 2: raise ValueError(f"the difference in means needs at least 2 records, got {n}")
             eps, dlt = check_epsilon_delta(self.epsilon, self.delta, n=n, require_delta=True)
-            sens = dim_sensitivity((lo, hi))
-            plan = plan_gaussian(gaussian_sigma(eps, dlt, sens) if is_private(eps) else 0.0, sens, 5)
+            sigma = gaussian_sigma(eps, dlt, dim_sensitivity((lo, hi))) if is_private(eps) else 0.0
             acc = resolve_accountant(self.accountant)
             label = self.label or "DPDifferenceInMeans"
             spent = (eps, dlt) if is_private(eps) else (np.inf, 0.0)
             acc.spend(*spent, label=label if is_private(eps) else f"{label} [not private: epsilon=inf]")
-            v = grid_release(dim_statistics(Y, T, (lo, hi)), plan, noise_rng(self.random_state, "difference in means"))
+            v, plan = dim_release(Y, T, (lo, hi), sigma, noise_rng(self.random_state, "difference in means"))
             est = dim_estimate(v, n, (lo, hi), plan.sd)
             self.ate_, self.stderr_, self.conf_int_ = est["ate"], est["stderr"], est["interval"]
             self.n_treated_, self.noise_sd_, self.n_ = est["n_treated"], plan.sd, n
