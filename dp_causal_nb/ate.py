@@ -32,11 +32,12 @@ class FoldFallbackWarning(UserWarning):
     private."""
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'DESIGNS', 'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant',
-           'ate_sensitivity', 'stderr_sensitivity', 'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult',
-           'cross_fit_ate', 'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes',
-           'make_split', 'split_sensitivity', 'split_nuisance_lam', 'choose_estimator', 'DPATE', 'MetaAnalysis',
-           'meta_analysis']
+__all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'SCORE_CLIP_SHARE', 'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'DESIGNS',
+           'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
+           'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
+           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
+           'split_nuisance_lam', 'clip_levels', 'score_histogram', 'choose_clip_level', 'clip_bias_estimate',
+           'choose_estimator', 'DPATE', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #33978299
 from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
@@ -399,10 +400,10 @@ def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B,
             out[f"m{a}"] = _bounded(m.predict(xF), -B, B, 0.0, int(F.sum()))
     return out
 
-# %% ../nbs/11_dp_ate.ipynb #ecabf3f1
-def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt, acc, label, rngs):
-    """Theorem 2 on prepared data: returns (τ̄, s_F, m, sizes). `rngs`: 4 Generators (split, π, μ₀, μ₁). Charges `acc`
-    one parallel block costing (ε, δ)."""
+# %% ../nbs/11_dp_ate.ipynb #9d9a86d5
+def _split_scores(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt, acc, label, rngs):
+    """Theorem 2's nuisance stage on prepared data: returns (Γ on the final part, m, sizes). `rngs`: 4 Generators
+    (split, π, μ₀, μ₁). Charges `acc` one parallel block costing (ε, δ)."""
     n = len(Yc)
     sizes = split_sizes(n, split)
     part = make_split(n, sizes, rngs[0])
@@ -413,11 +414,45 @@ def _split_release(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt,
         F = part == 3
         G = ate_scores(estimator, t[F], Yc[F], nuis)
         block.spend(eps, dlt, part="final", label="final average and its standard error")
-    m = int(F.sum())
-    tau = float(G.mean())
-    return tau, float(np.sqrt(np.sum((G - tau)**2) / (m * (m - 1)))), m, sizes
+    return G, int(F.sum()), sizes
 
-# %% ../nbs/11_dp_ate.ipynb #98669842
+def _mean_stderr(G) -> tuple:
+    "(Γ̄, s_F): the final part's mean and its standard error √(Σ(Γ − Γ̄)²/(m(m − 1)))."
+    m, tau = len(G), float(G.mean())
+    return tau, float(np.sqrt(np.sum((G - tau)**2) / (m * (m - 1))))
+
+def _split_release(Yc, t, x, **kw):
+    "Theorem 2 on prepared data, un-noised: (τ̄, s_F, m, sizes) (`_split_scores`'s arguments)."
+    G, m, sizes = _split_scores(Yc, t, x, **kw)
+    return *_mean_stderr(G), m, sizes
+
+# %% ../nbs/11_dp_ate.ipynb #0bb4cb9f
+SCORE_CLIP_SHARE = 0.1    # ρ: the public share of the final part's μ² spent on the histogram of |Γ|
+SCORE_CLIP_LEVELS = 24    # J: candidate levels R·2^(−j/2), j = 0..J−1
+SCORE_CLIP_TAIL = 0.005   # q: the share of the final part's scores that may lie above the chosen level
+
+def clip_levels(R:float, J:int=SCORE_CLIP_LEVELS) -> np.ndarray:
+    "The public candidate levels r_j = R·2^(−j/2), j = 0..J−1 (r_0 = R: no clipping)."
+    return float(R) * 2.0 ** (-np.arange(J) / 2)
+
+def score_histogram(G, levels) -> np.ndarray:
+    "Counts of |Γ| in the bins (r_{b+1}, r_b], b < J−1, and [0, r_{J−1}] (Theorem 2b: l2 sensitivity √2)."
+    idx = np.searchsorted(np.asarray(levels)[::-1], np.abs(G), side="left")
+    return np.bincount(len(levels) - 1 - np.minimum(idx, len(levels) - 1), minlength=len(levels)).astype(float)
+
+# %% ../nbs/11_dp_ate.ipynb #6ff8aace
+def choose_clip_level(h_noisy, levels, m:int, tail:float=SCORE_CLIP_TAIL) -> int:
+    "Theorem 2b's rule: the largest j such that every noisy tail count t̃_k (k ≤ j) is at most `tail`·m (0: no clip)."
+    t = np.cumsum(np.asarray(h_noisy, float))[:-1]          # t̃_k = Σ_{b<k} h̃_b for k = 1..J−1
+    over = np.flatnonzero(t > tail * m)
+    return int(len(t) if len(over) == 0 else over[0])
+
+def clip_bias_estimate(h_noisy, levels, m:int, j:int) -> float:
+    "β̂ = Σ_{b<j} max(h̃_b, 0)(r_b − r_j)/m: the bias bound of Theorem 2b(d) from the released histogram."
+    h, r = np.maximum(np.asarray(h_noisy, float)[:j], 0.0), np.asarray(levels, float)
+    return float(h @ (r[:j] - r[j]) / m)
+
+# %% ../nbs/11_dp_ate.ipynb #67cf92f1
 DESIGNS = ("auto", "fold", "split")
 
 def choose_estimator(estimator:str, # 'auto', 'dim' or a score ('g', 'ipw', 'aipw')
@@ -498,6 +533,11 @@ class DPATE(BaseEstimator):
     accountant : PrivacyAccountant or GDPAccountant, optional
         Charged before any noise is drawn; None: the library-wide ``default_accountant()``. The split design needs a
         PrivacyAccountant (its nuisance models are (ε, δ)-DP).
+    score_clip : {'auto', 'none'}, default 'auto'
+        Split design: 'auto' spends ``SCORE_CLIP_SHARE`` of the final part's μ² on a noisy histogram of the scores
+        and clips them at the level about ``SCORE_CLIP_TAIL`` of them exceed (Theorem 2b: the estimand becomes the
+        mean of the clipped scores); 'none' pays for the worst-case score range (Theorem 2). The fold design always
+        uses the worst-case range.
     randomized : bool, default False
         Public declaration that the treatment was assigned at random, independently of the covariates (a
         randomised trial). It only steers ``estimator='auto'``; nothing is inferred from the data.
@@ -522,6 +562,9 @@ class DPATE(BaseEstimator):
         Public noise standard deviations of the estimate and of the standard error.
     design_ : str
         'fold', 'split', or 'none' for the difference in means (no nuisance models).
+    score_clip_level_, clip_bias_estimate_ : float or None
+        Split design with ``score_clip='auto'``: the level the scores were clipped at and the estimated bound on the
+        clipping bias (both post-processing of ``clip_histogram_``, the released noisy histogram).
     estimator_ : str
         The estimator that ran ('dim', 'g', 'ipw' or 'aipw'; ``choose_estimator``).
     n_, n_folds_, split_sizes_ : public sizes (n_folds_ is None for the split design, split_sizes_ for the fold one).
@@ -549,7 +592,7 @@ class DPATE(BaseEstimator):
                  propensity_clip:float=0.1, propensity_model=None, outcome_model=None, split=None, nuisance_lam=None,
                  stderr_share:float=0.1, stderr_method:str="projection", ci_method:str="corrected", level:float=0.95,
                  out_of_bounds:str="raise", clip_outcomes:bool|None=None, n_jobs=None, progress:bool|None=None,
-                 accountant=None, random_state=None, randomized:bool=False):
+                 accountant=None, random_state=None, randomized:bool=False, score_clip:str="auto"):
         self.estimator, self.design, self.n_folds = estimator, design, n_folds
         self.epsilon, self.delta, self.mu = epsilon, delta, mu
         self.outcome_bounds, self.x_bounds, self.propensity_clip = outcome_bounds, x_bounds, propensity_clip
@@ -560,6 +603,7 @@ class DPATE(BaseEstimator):
         self.out_of_bounds, self.clip_outcomes = out_of_bounds, clip_outcomes
         self.n_jobs, self.progress = n_jobs, progress
         self.accountant, self.random_state, self.randomized = accountant, random_state, randomized
+        self.score_clip = score_clip
 
     def _budget(self, n):
         "Total μ and the (ε, δ) it is reported as."
@@ -626,6 +670,9 @@ class DPATE(BaseEstimator):
         if est == "dim": return self._fit_dim(Y, T, folds, clip)
         c, design = _check_clip(self.propensity_clip), self._design()
         share = check_scalar(self.stderr_share, "stderr_share", low=0, high=1, low_inclusive=True)
+        score_clip = self.score_clip
+        if score_clip not in ("auto", "none"):
+            raise ValueError(f"score_clip must be 'auto' or 'none', got {score_clip!r}")
         if self.stderr_method not in ("projection", "theorem1"):
             raise ValueError(f"stderr_method must be 'projection' or 'theorem1', got {self.stderr_method!r}")
         if self.ci_method not in ("corrected", "paper"):
@@ -656,9 +703,10 @@ class DPATE(BaseEstimator):
         if design == "split":
             xb = check_bounds(xb, "x_bounds", n_features=x.shape[1])
             e_n, d_n = (eps, dlt) if private else (np.inf, 0.0)
-            tau, se, m, sizes = _split_release(Yc, t, x, estimator=est, split=split, x_bounds=xb, lam=lam, B=B, c=c,
-                                               eps=e_n, dlt=d_n, acc=acc, label=f"DPATE({est}, split)",
-                                               rngs=[part_rng] + nuis_rngs)
+            G, m, sizes = _split_scores(Yc, t, x, estimator=est, split=split, x_bounds=xb, lam=lam, B=B, c=c,
+                                        eps=e_n, dlt=d_n, acc=acc, label=f"DPATE({est}, split)",
+                                        rngs=[part_rng] + nuis_rngs)
+            tau, se = _mean_stderr(G)
             s1 = s2 = split_sensitivity(est, m, B, c)
             K = None
         else:
@@ -671,14 +719,25 @@ class DPATE(BaseEstimator):
                              outcome_bound=B, n_jobs=self.n_jobs, progress=progress, quiet=True)
             tau, se = res.ate, res.stderr
             s1, s2 = ate_sensitivity(est, n, K, B, c), stderr_sensitivity(est, n, K, B, c, self.stderr_method)
-        mu1, mu2 = mu * np.sqrt(1 - share), (mu * np.sqrt(share) if share > 0 else 0.0)
-        sigma1 = gdp_sigma(mu1, s1) if private else 0.0
-        sigma2 = gdp_sigma(mu2, s2) if private and share > 0 else 0.0
+        rho = SCORE_CLIP_SHARE if design == "split" and score_clip == "auto" and private else 0.0   # Theorem 2b
+        mu_q, mu_f = (mu * np.sqrt(rho), mu * np.sqrt(1 - rho)) if rho > 0 else (0.0, mu)
+        mu1, mu2 = mu_f * np.sqrt(1 - share), (mu_f * np.sqrt(share) if share > 0 else 0.0)
         if design == "fold":                                     # the split design charged its parallel block above
             label = f"DPATE({est}, K={K})"
             if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label=label)
             else: acc.spend(eps, dlt, label=label)               # BudgetError here: nothing has been drawn or set
         rng = noise_rng(self.random_state, "DPATE")             # secret stream (notebook 01a), never stored
+        r_clip, bias, hist = None, None, None
+        if rho > 0:                                             # Theorem 2b: the level from a noisy histogram of |Γ|
+            levels = clip_levels(np.sqrt(sensitivity_constant(est, B, c)) / 2)
+            plan_q = plan_gaussian(gdp_sigma(mu_q, np.sqrt(2)), np.sqrt(2), len(levels))
+            hist = grid_release(score_histogram(G, levels), plan_q, rng)
+            j = choose_clip_level(hist, levels, m)
+            r_clip, bias = float(levels[j]), clip_bias_estimate(hist, levels, m, j)
+            tau, se = _mean_stderr(np.clip(G, -r_clip, r_clip))
+            s1 = s2 = 2 * r_clip / m
+        sigma1 = gdp_sigma(mu1, s1) if private else 0.0
+        sigma2 = gdp_sigma(mu2, s2) if private and share > 0 else 0.0
         ate = grid_release(tau, plan_gaussian(sigma1, s1, 1), rng)
         se_noisy = grid_release(se, plan_gaussian(sigma2, s2, 1), rng) if private and share > 0 else se
         if not private:
@@ -700,7 +759,8 @@ class DPATE(BaseEstimator):
                           clamped_=bool(ate_c != ate or (ci is not None and ci_c != tuple(ci))),
                           mu_spent_=mu_spent, epsilon_spent_=eps if full else gdp_epsilon(mu1, dlt),
                           delta_spent_=dlt, outcome_bound_=B, mu1_=mu1, mu2_=mu2 if share > 0 else 0.0,
-                          stderr_noisy_=se_noisy if private and share > 0 else (se if not private else None))
+                          stderr_noisy_=se_noisy if private and share > 0 else (se if not private else None),
+                          score_clip_level_=r_clip, clip_bias_estimate_=bias, clip_histogram_=hist)
         return self
 
     def _fit_dim(self, Y, T, folds, clip):
@@ -725,7 +785,7 @@ class DPATE(BaseEstimator):
                           conf_int_=r["interval"], conf_int_raw_=r["interval"], feasible_range_=rng_ate,
                           clamped_=False, mu_spent_=mu, epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B,
                           mu1_=mu, mu2_=0.0, stderr_noisy_=r["stderr"], noise_sd_ate_=float(np.sqrt(r["noise_var"])),
-                          released_sums_=v)
+                          released_sums_=v, score_clip_level_=None, clip_bias_estimate_=None, clip_histogram_=None)
         return self
 
     def _check_fitted(self):
@@ -823,6 +883,12 @@ class DPATE(BaseEstimator):
         if private and isinstance(self.random_state, (numbers.Integral, np.random.SeedSequence)):
             lines.append("note: random_state is a fixed seed: anyone who knows it can remove the "
                          "noise (teaching and tests only; a real release uses random_state=None)")
+        if self.score_clip_level_ is not None:
+            R = np.sqrt(sensitivity_constant(est, self.outcome_bound_, self.propensity_clip)) / 2
+            lines.append(f"note: scores clipped at ±{self.score_clip_level_:.4g} (worst case ±{R:.4g}), a level "
+                         f"chosen from a noisy histogram ({SCORE_CLIP_SHARE:g} of the final part's μ²): the estimate "
+                         f"and interval are for the mean of the clipped scores, which differs from the unclipped one "
+                         f"by at most about {self.clip_bias_estimate_:.3g} (Theorem 2b)")
         if self.clamped_:
             lines.append(f"note: clamped to [{self.feasible_range_[0]:.4g}, "
                          f"{self.feasible_range_[1]:.4g}], the range the outcome "

@@ -1,4 +1,4 @@
-"""Privacy audit of DPATE's split design (Theorem 2 of nbs/11_dp_ate.ipynb) with the library's auditor.
+"""Privacy audit of DPATE's split design (Theorems 2 and 2b of nbs/11_dp_ate.ipynb) with the library's auditor.
 
 The proof conditions on the nuisance models (fitted, privately, on other parts of the public split) and treats the
 final part's release as a Gaussian mechanism with sensitivity √C/m. The audit does the same: it fixes the split and
@@ -13,8 +13,10 @@ import pytest
 
 from dp_causal_nb.core import spawn_generators
 from dp_causal_nb.secure_noise import plan_gaussian, grid_release, noise_rng
-from dp_causal_nb.ate import (DPATE, _split_release, split_sizes, make_split, default_split, split_sensitivity,
-                              sensitivity_constant)
+from dp_causal_nb.ate import (DPATE, _split_release, _split_scores, split_sizes, make_split, default_split,
+                              split_sensitivity, sensitivity_constant, clip_levels, score_histogram, choose_clip_level,
+                              SCORE_CLIP_SHARE)
+from dp_causal_nb.mechanisms import gdp_mu, gdp_sigma
 from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.mechanisms import gdp_epsilon
@@ -52,7 +54,7 @@ def pair():
     D1[0][j], D1[1][j], D1[2][j] = 1.0, 0, 1.0      # control where π̂ = 1 − c:  score −B/c
     f0, m = _stats(*D0); f1, _ = _stats(*D1)
     est = DPATE("ipw", design="split", epsilon=EPS, delta=DELTA, outcome_bounds=(-1, 1), x_bounds=(-1, 1),
-                propensity_clip=CLIP, random_state=SEED).fit(D0[2], D0[1], X=D0[0])
+                propensity_clip=CLIP, random_state=SEED, score_clip="none").fit(D0[2], D0[1], X=D0[0])
     bound = split_sensitivity("ipw", m, 1.0, CLIP)
     noisy = grid_release(f0[0], plan_gaussian(est.sigma1_, bound), noise_rng(SEED, "DPATE"))
     assert est.ate_raw_ == noisy                                       # the audited release is DPATE's own
@@ -110,3 +112,73 @@ def test_split_design_is_labelled_epsilon_delta_only():
         assert "GDP" not in m.summary() and f"privacy: ({eps:.4g}, {DELTA:.3g})-DP;" in m.summary()
     fold = DPATE("ipw", design="fold", mu=0.5, **kw).fit(Y, T, X=X)
     assert fold.mu_spent_ == 0.5 and f"privacy: 0.5-GDP = ({gdp_epsilon(0.5, DELTA):.4g}, 1e-05)-DP" in fold.summary()
+
+
+# --- Theorem 2b: the final part's scores clipped at a level read from a noisy histogram -------------------------------
+def _scores(X, T, Y):
+    "The final part's scores Γ for DPATE(random_state=SEED) (nuisance noise fixed by the int seed)."
+    _, *nuis = spawn_generators(SEED, 4)
+    part_rng = spawn_generators(SEED, 4)[0]
+    G, m, _ = _split_scores(Y, T, X, estimator="ipw", split=default_split("ipw"), x_bounds=(-1.0, 1.0), lam=None,
+                            B=1.0, c=CLIP, eps=EPS, dlt=DELTA, acc=PrivacyAccountant(), label="audit",
+                            rngs=[part_rng] + nuis)
+    return G, m
+
+
+AUDIT_DELTA = 1e-2     # the δ at which 10⁵ runs give the auditor power against a factor-2 error
+
+
+def _clipped(mu_q, mu1, R, m, factor=2.0):
+    """Theorem 2b's final release on a score vector, batched: (chosen level index, noisy clipped mean) per run.
+    `factor` = 2 is the derived sensitivity 2r/m; the broken control uses 1 (it forgets that a score may move from
+    −r to +r)."""
+    levels = clip_levels(R)
+    plan_q = plan_gaussian(gdp_sigma(mu_q, np.sqrt(2)), np.sqrt(2), len(levels))
+    def mech(G, size, rng):
+        H = grid_release(score_histogram(G, levels), plan_q, rng, size=size).reshape(size, -1)
+        js = np.array([choose_clip_level(h, levels, m) for h in H])
+        out = np.empty(size)
+        for j in np.unique(js):
+            r, rows = levels[j], js == j
+            s = factor * r / m
+            out[rows] = grid_release(np.clip(G, -r, r).mean(), plan_gaussian(gdp_sigma(mu1, s), 2 * r / m), rng,
+                                     size=int(rows.sum()))
+        return np.column_stack([js, out])
+    return mech
+
+
+@pytest.fixture(scope="module")
+def clipped_pair():
+    X, T, Y = _data(); j = _final_record()
+    D0 = (X.copy(), T.copy(), Y.copy()); D1 = (X.copy(), T.copy(), Y.copy())
+    D0[0][j], D0[1][j], D0[2][j] = -1.0, 1, 1.0
+    D1[0][j], D1[1][j], D1[2][j] = 1.0, 0, 1.0
+    (G0, m), (G1, _) = _scores(*D0), _scores(*D1)
+    est = DPATE("ipw", design="split", epsilon=EPS, delta=DELTA, outcome_bounds=(-1, 1), x_bounds=(-1, 1),
+                propensity_clip=CLIP, random_state=SEED, stderr_share=0.0).fit(D0[2], D0[1], X=D0[0])
+    R = np.sqrt(sensitivity_constant("ipw", 1.0, CLIP)) / 2
+    mu_q = gdp_mu(EPS, DELTA) * np.sqrt(SCORE_CLIP_SHARE)
+    one = _clipped(mu_q, est.mu1_, R, m)(G0, 1, noise_rng(SEED, "DPATE"))
+    assert est.ate_raw_ == one[0, 1] and est.score_clip_level_ == clip_levels(R)[int(one[0, 0])]   # DPATE's own
+    assert np.abs(G0[j_ := np.flatnonzero(G0 != G1)[0]]) >= 0.95 * R and G0[j_] * G1[j_] < 0      # ±R, near-tight
+    return G0, G1, est, mu_q, R, m
+
+
+def test_audit_clipped_release(clipped_pair):
+    G0, G1, est, mu_q, R, m = clipped_pair
+    res = audit_mechanism(_clipped(mu_q, est.mu1_, R, m), G0, G1, n_runs=RUNS, delta=AUDIT_DELTA, random_state=4,
+                          statistic=lambda o: o[:, 1])
+    claimed = gdp_epsilon(np.hypot(mu_q, est.mu1_), AUDIT_DELTA)
+    print(f"split IPW, clipped scores: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
+    assert res.epsilon_lower <= claimed
+    assert res.epsilon_lower > 0.4 * gdp_epsilon(est.mu1_, AUDIT_DELTA)    # near-tight: the mean moves by 2r/m
+
+
+def test_negative_control_clipped_half_sensitivity(clipped_pair):
+    "Bug: sensitivity r/m for scores clipped to [−r, r] (the range is 2r): the audit must catch it."
+    G0, G1, est, mu_q, R, m = clipped_pair
+    res = audit_mechanism(_clipped(mu_q, est.mu1_, R, m, factor=1.0), G0, G1, n_runs=RUNS, delta=AUDIT_DELTA,
+                          random_state=5, statistic=lambda o: o[:, 1])
+    claimed = gdp_epsilon(np.hypot(mu_q, est.mu1_), AUDIT_DELTA)
+    print(f"split IPW clipped, broken: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
+    assert res.epsilon_lower > claimed
