@@ -25,7 +25,7 @@ Two stages:
 
 Page titles (sidebar and heading) are the notebooks' `# Title` lines; a notebook that exports a module also names it
 under the title. Checks: a markdown table the converter could not read (shown as raw `| a | b |` text, e.g. a `|`
-inside `$...$`: write `\lvert`/`\rvert`) is reported by `raw_markdown_tables`.
+inside `$...$`: write `\\lvert`/`\\rvert`) is reported by `raw_markdown_tables`.
 
 Every notebook under nbs/ must be listed in exactly one sidebar section of `_quarto.yml` (the build stops otherwise).
 """
@@ -256,8 +256,8 @@ def build_search_index():
     "Index every built page with Pagefind into _docs/pagefind/ (searched in the browser); return (pages, bytes)."
     import subprocess
     ensure_npm_packages()
-    r = subprocess.run([str(PAGEFIND), "--site", str(DOCS), "--output-subdir", "pagefind", "--force-language", "en"],
-                       capture_output=True, text=True)
+    r = subprocess.run([str(PAGEFIND), "--site", str(DOCS), "--output-subdir", "pagefind", "--force-language", "en",
+                        "--exclude-selectors", ".anchor-link"], capture_output=True, text=True)   # the '#' after headings
     if r.returncode: sys.exit(f"build_docs: Pagefind failed:\n{r.stdout}\n{r.stderr}")
     m = re.search(r"Indexed (\d+) pages?", r.stdout)
     size = sum(f.stat().st_size for f in (DOCS / "pagefind").rglob("*") if f.is_file())
