@@ -6,9 +6,9 @@ config = ConfigParser(delimiters=['='])
 config.read('settings.ini', encoding='utf-8')
 cfg = config['DEFAULT']
 
-licenses = {'apache2': ('Apache Software License 2.0', 'OSI Approved :: Apache Software License')}
-statuses = ['Planning', 'Pre-Alpha', 'Alpha', 'Beta', 'Production/Stable', 'Mature', 'Inactive']
-lic = licenses[cfg['license'].lower()]
+licenses = {'apache2': 'Apache-2.0'}   # settings.ini's nbdev name -> SPDX expression (PEP 639)
+# the trove classifiers PyPI accepts; settings.ini's `status` counts from 0 as nbdev's template does (3 -> '4 - Beta')
+statuses = ['1 - Planning', '2 - Pre-Alpha', '3 - Alpha', '4 - Beta', '5 - Production/Stable', '6 - Mature', '7 - Inactive']
 
 def _reqs(key): return shlex.split(cfg.get(key, ''))
 
@@ -19,10 +19,9 @@ extras['all'] = sorted(set(extras['data'] + extras['ebm']))
 
 setuptools.setup(
     name=cfg['lib_name'],
-    license=lic[0],
+    license_expression=licenses[cfg['license'].lower()],
     classifiers=['Development Status :: ' + statuses[int(cfg['status'])],
                  'Intended Audience :: ' + cfg['audience'].title(),
-                 'License :: ' + lic[1],
                  'Natural Language :: ' + cfg['language'].title(),
                  'Programming Language :: Python :: 3'],
     url=cfg['git_url'],

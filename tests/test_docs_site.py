@@ -3,6 +3,7 @@
 The browser tests need the site (`python tools/build_docs.py` builds `_docs/`) and Debian's `chromium` +
 `chromium-driver` (selenium drives that binary; nothing is downloaded). Locally they are skipped when either is
 missing; under CI (`CI=true`) a missing site or browser is a failure. Screenshots go to `ci-artifacts/screenshots/`.
+The site search (Pagefind, indexed by the build) is tested by typing queries into the search box of a page.
 """
 import contextlib, functools, html.parser, http.server, json, os, re, shutil, socket, sys, threading, time
 import urllib.error, urllib.parse, urllib.request
@@ -45,11 +46,46 @@ def test_custom_sidebar_is_kept():
     assert get_config(path=ROOT).custom_sidebar
     assert "sidebar.yml" not in " ".join(build_docs.load_quarto()["metadata-files"])
 
+SECTIONS = ["Get started", "Tutorials", "For teachers", "Theory", "API", "Experiments"]
+
 def test_every_notebook_in_the_sidebar():
-    "A new notebook must be added to one section of _quarto.yml (Get started, Tutorials, Theory, API, Experiments)."
-    assert [s for s, _ in build_docs.sidebar_sections()] == ["Get started", "Tutorials", "Theory", "API", "Experiments"]
+    "A new notebook must be added to one section of _quarto.yml (Get started, Tutorials, For teachers, Theory, ...)."
+    assert [s for s, _ in build_docs.sidebar_sections()] == SECTIONS
     probs = build_docs.check_sidebar()
     assert not probs, "\n".join(probs)
+
+def test_solutions_are_in_the_teachers_section():
+    "Lesson solutions are listed under 'For teachers', not next to the lessons; the teacher's page links to each."
+    sections = dict(build_docs.sidebar_sections())
+    solutions = sorted(str(p.relative_to(ROOT / "nbs")) for p in (ROOT / "nbs" / "tutorials").glob("*_solutions.ipynb"))
+    assert solutions and sorted(sections["For teachers"]) == solutions
+    assert not [p for p in sections["Tutorials"] if p.endswith("_solutions.ipynb")]
+    page = json.loads((ROOT / "nbs" / "tutorials" / "index.ipynb").read_text(encoding="utf-8"))
+    md = "".join("".join(c["source"]) for c in page["cells"] if c["cell_type"] == "markdown")
+    for p in solutions: assert f"]({Path(p).name})" in md, f"the teacher's page does not link to {p}"
+
+def test_page_titles_are_human():
+    "Sidebar entries and page headings are the notebooks' `# Title` lines: words a reader looks for, not module names."
+    import nbformat
+    for rel in build_docs.all_notebooks():
+        nb = nbformat.read(ROOT / "nbs" / rel, as_version=4)
+        first = next(c.source for c in nb.cells if c.cell_type == "markdown").splitlines()[0]
+        assert first.startswith("# "), f"nbs/{rel}: the first markdown cell must start with '# Title'"
+        title, module = first[2:].strip(), build_docs.module_of(rel)
+        if rel == "index.ipynb": continue   # the home page is titled with the project's name
+        assert not re.fullmatch(r"[a-z0-9_]+", title), f"nbs/{rel}: title {title!r} is an identifier, not a title"
+        if module: assert title != module.split(".")[-1], f"nbs/{rel}: the title is the module name"
+
+def test_no_raw_markdown_tables():
+    "Every markdown table converts to a table (a `|` inside `$...$` splits a cell: write \\lvert/\\rvert)."
+    bad = build_docs.raw_markdown_tables()
+    assert not bad, "\n".join(f"nbs/{p}: {line}" for p, line in bad)
+
+def test_raw_table_check_can_fail():
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    broken = "| | $|x|$ | y |\n|---|---|---|\n| a | 1 | 2 |"
+    assert build_docs.raw_tables(markdown2html_mistune(broken)) == ["| | $|x|$ | y |"]
+    assert build_docs.raw_tables(markdown2html_mistune(broken.replace("$|x|$", r"$\lvert x\rvert$"))) == []
 
 def test_sidebar_check_can_fail(tmp_path):
     cfg = build_docs.load_quarto()
@@ -197,6 +233,10 @@ return {
   nImages: document.images.length,
   links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href).filter(h => h.startsWith(location.origin)),
   headings: Array.from(document.querySelectorAll('h1, h2, h3, h4')).map(h => h.textContent.replace(/[#¶]\s*$/, '').trim()),
+  // a markdown table the converter left as text: a paragraph with a |---|---| row
+  rawTables: Array.from(document.querySelectorAll('main p')).map(p => p.textContent)
+      .filter(t => /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$/m.test(t)).map(t => t.trim().slice(0, 60)),
+  searchBox: document.querySelectorAll('#dp-search input').length,
 };
 """
 
@@ -227,6 +267,8 @@ def check_pages(base, pages, *, drv, mathjax_timeout=60, shots=None):
         if info["badImages"]: probs.append(f"images not loaded: {info['badImages']}")
         if info["nClipped"]: probs.append(f"{info['nClipped']} code/output blocks cut off (no scrolling): {info['clipped']}")
         if info["pageOverflow"]: probs.append("the page is wider than the window")
+        if info["rawTables"]: probs.append(f"markdown table shown as raw text: {info['rawTables']}")
+        if not info["searchBox"]: probs.append("no search box")
         for link in sorted(set(info["links"])):
             target, _, frag = link.partition("#")
             st, body = get(target)
@@ -279,7 +321,7 @@ def test_site_in_browser(site_pages):
 
 def test_browser_check_catches_broken_pages(site_pages, tmp_path):
     "Negative control: a page whose equations were not typeset, a missing figure, a dead link, code cut off: all caught."
-    for f in ("mathjax", "site.css", "styles.css"):
+    for f in ("mathjax", "site.css", "styles.css", "pagefind"):
         (tmp_path / f).symlink_to(DOCS / f)
     good = (DOCS / "mechanisms.html").read_text(encoding="utf-8")
     assert "$$" in good or "\\(" in good or "$" in good
@@ -287,11 +329,13 @@ def test_browser_check_catches_broken_pages(site_pages, tmp_path):
     (tmp_path / "nomath.html").write_text(good.replace("mathjax/tex-chtml-full.js", "mathjax/missing.js"), encoding="utf-8")
     (tmp_path / "nofig.html").write_text(good.replace("</main>", '<img src="figure_missing.png"></main>'), encoding="utf-8")
     (tmp_path / "deadlink.html").write_text(good.replace("</main>", '<a href="no_such_page.html">x</a></main>'), encoding="utf-8")
+    (tmp_path / "rawtable.html").write_text(good.replace("</main>", "<p>| a | $x$ |\n|---|---|\n| 1 | 2 |</p></main>"),
+                                            encoding="utf-8")
     (tmp_path / "clipped.html").write_text(good.replace("</main>", '<div class="jp-Cell"><div style="overflow: hidden; '
                                            f'width: 20rem"><pre>{"long_line = 1; " * 40}</pre></div></div></main>'), encoding="utf-8")
     with serve(tmp_path) as base, browser() as drv:
-        problems, _ = check_pages(base, ["good.html", "nomath.html", "nofig.html", "deadlink.html", "clipped.html"],
-                                  drv=drv, mathjax_timeout=10)
+        problems, _ = check_pages(base, ["good.html", "nomath.html", "nofig.html", "deadlink.html", "clipped.html",
+                                         "rawtable.html"], drv=drv, mathjax_timeout=10)
     good_probs = [p for p in problems["good.html"] if "broken internal link" not in p and "broken anchor" not in p]
     assert not good_probs, good_probs            # the control page is fine apart from links to pages not copied here
     assert any("untypeset math" in p for p in problems["nomath.html"]), problems["nomath.html"]
@@ -299,6 +343,48 @@ def test_browser_check_catches_broken_pages(site_pages, tmp_path):
     assert any("images not loaded" in p for p in problems["nofig.html"]), problems["nofig.html"]
     assert any("no_such_page.html" in p for p in problems["deadlink.html"]), problems["deadlink.html"]
     assert any("cut off" in p and "long_line" in p for p in problems["clipped.html"]), problems["clipped.html"]
+    assert any("raw text" in p and "| a |" in p for p in problems["rawtable.html"]), problems["rawtable.html"]
+
+
+# ---------------------------------------------------------------- site search (Pagefind)
+_RESULTS_JS = """
+return Array.from(document.querySelectorAll('#dp-search .pagefind-ui__result')).map(r => ({
+  title: r.querySelector('.pagefind-ui__result-title').textContent.trim(),
+  href: r.querySelector('a.pagefind-ui__result-link').href,
+  subs: Array.from(r.querySelectorAll('.pagefind-ui__result-nested a')).map(a => a.href)}));
+"""
+
+def search(drv, base, page, query, timeout=30):
+    "Type `query` into the search box of `page`; return the results shown [{title, href, subs}]."
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    drv.get(base + page)
+    box = WebDriverWait(drv, timeout).until(lambda d: d.find_element(By.CSS_SELECTOR, "#dp-search input"))
+    box.send_keys(query)
+    WebDriverWait(drv, timeout).until(lambda d: d.execute_script(_RESULTS_JS))
+    return drv.execute_script(_RESULTS_JS)
+
+def test_site_search(site_pages):
+    "The search box of any page finds a page by its words: 'Lemma 1' leads to the RKHS page, with heading links."
+    _need((DOCS / "pagefind" / "pagefind-ui.js").exists(), "no search index: run `python tools/build_docs.py`")
+    assert "rkhs.html" in site_pages and "tutorials/private_ate.html" in site_pages
+    with serve(DOCS) as base, browser() as drv:
+        found = search(drv, base, "tutorials/private_ate.html", "Lemma 1")
+        top = [r["href"] for r in found[:3]]
+        assert any(h.startswith(base + "rkhs.html") for h in top), found
+        rkhs = next(r for r in found if r["href"].startswith(base + "rkhs.html"))
+        assert rkhs["title"] == "Lemma 1: RKHS sensitivity"
+        found = search(drv, base, "index.html", "sensitivity")
+        assert len(found) >= 3, found
+        subs = [s for r in found for s in r["subs"]]
+        assert any("#" in s for s in subs), "no result links to a heading"
+        for r in found[:5]:                       # results and their heading links land on existing anchors
+            page = _Links()
+            with urllib.request.urlopen(r["href"], timeout=20) as resp: page.feed(resp.read().decode())
+            ids = {urllib.parse.unquote(i) for i in page.ids}
+            for sub in r["subs"]: assert urllib.parse.unquote(sub.partition("#")[2]) in ids, sub
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        drv.save_screenshot(str(SHOTS / "search_sensitivity.png"))
 
 
 def test_readme_module_table_lists_every_notebook():

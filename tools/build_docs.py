@@ -15,9 +15,17 @@ Two stages:
 2. **Rendering with nbconvert** (Jupyter's own, maintained converter; already a dev dependency): its HTML exporter with
    the `lab` template, extended by `tools/docs_template/dpdocs` with a navbar and the sidebar of `_quarto.yml`.
    Markdown is converted by nbconvert (mistune); math is typeset in the browser by MathJax 3, copied into the site
-   from its npm package (pinned in tools/docs_template/package.json, installed on first use): no CDN. The only adaptations of nbdev's Quarto-flavoured output are
-   small and listed in `adapt_for_nbconvert`: Quarto cell options (`#| echo/output/include`), pandoc link attributes
-   `{target=...}` and absolute links to the published site, which become relative links.
+   from its npm package (pinned in tools/docs_template/package.json, installed on first use): no CDN. The only
+   adaptations of nbdev's Quarto-flavoured output are small and listed in `adapt_for_nbconvert`: Quarto cell options
+   (`#| echo/output/include`), pandoc link attributes `{target=...}`, absolute links to the published site, which
+   become relative links, and links to another notebook (`02_private_ate.ipynb`), which go to its page as in Quarto.
+3. **Search index.** Pagefind (npm package, pinned in the same package.json) reads the built pages (`<main
+   data-pagefind-body>`: title, description, text, code and outputs; headings become sub-results) and writes a
+   chunked index with its search UI into `_docs/pagefind/`; the search box on every page queries it in the browser.
+
+Page titles (sidebar and heading) are the notebooks' `# Title` lines; a notebook that exports a module also names it
+under the title. Checks: a markdown table the converter could not read (shown as raw `| a | b |` text, e.g. a `|`
+inside `$...$`: write `\\lvert`/`\\rvert`) is reported by `raw_markdown_tables`.
 
 Every notebook under nbs/ must be listed in exactly one sidebar section of `_quarto.yml` (the build stops otherwise).
 """
@@ -63,10 +71,37 @@ def check_sidebar(cfg=None):
     probs += [f"_quarto.yml lists {p} more than once" for p in sorted({p for p in listed if listed.count(p) > 1})]
     return probs
 
+_DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)
+
+def raw_tables(page_html):
+    "First lines of the paragraphs of `page_html` that hold a markdown table left as text (a `|---|---|` row in a <p>)."
+    paras = re.findall(r"<p>(.*?)</p>", page_html, flags=re.S)
+    return [p.strip().splitlines()[0][:80] for p in paras if _DELIM_ROW.search(p)]
+
+def raw_markdown_tables(notebooks=None):
+    """[(notebook, first line)] of markdown tables that nbconvert's markdown converter (mistune) leaves as text.
+    The usual cause: a `|` inside `$...$` in a table row splits the cell (pandoc does the same): use
+    `\\lvert`/`\\rvert`."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    out = []
+    for rel in (all_notebooks() if notebooks is None else notebooks):
+        for c in json.loads((NBS / rel).read_text(encoding="utf-8"))["cells"]:
+            if c["cell_type"] == "markdown":
+                out += [(rel, line) for line in raw_tables(markdown2html_mistune("".join(c["source"])))]
+    return out
+
+def module_of(rel):
+    "The module a notebook exports (`#| default_exp x` -> 'dp_causal_nb.x'), or None."
+    from nbdev.config import get_config
+    for c in json.loads((NBS / rel).read_text(encoding="utf-8"))["cells"]:
+        if c["cell_type"] != "code": continue
+        m = re.search(r"^#\|\s*default_exp\s+(\S+)", "".join(c["source"]), flags=re.M)
+        if m: return f"{get_config().lib_name}.{m.group(1)}"
+    return None
+
 def cut_descriptions(notebooks=None):
     """Notebooks (relative to nbs/) whose `> description` under the title spans several lines: nbdev (and so Quarto's
     `nbdev_docs` too) keeps only the first line as the page subtitle and the module docstring. Write it on one line."""
-    import json
     out = []
     for rel in (all_notebooks() if notebooks is None else notebooks):
         cells = json.loads((NBS / rel).read_text(encoding="utf-8"))["cells"]
@@ -127,14 +162,22 @@ def _site_prefix():
     cfg = get_config()
     return (cfg.doc_host.rstrip("/") + "/" + cfg.doc_baseurl.strip("/") + "/").replace("//", "/").replace(":/", "://")
 
-def adapt_for_nbconvert(nb, root):
+_NB_LINK = re.compile(r"\]\(([^)\s:#]+\.ipynb)(#[^)\s]*)?\)")
+
+def adapt_for_nbconvert(nb, root, here="", pages=None):
     """Apply the Quarto semantics nbconvert does not know to a processed notebook (in place).
 
     - cell options: `#| include: false` drops the cell, `#| echo: false` hides the code, `#| output: false` the
       outputs; `#|` lines are not shown.  - `{target=...}` after a link is dropped (pandoc attribute syntax).
-    - links to the published site (doc_host + doc_baseurl, written by nbdev's `add_links`) become relative."""
+    - links to the published site (doc_host + doc_baseurl, written by nbdev's `add_links`) become relative.
+    - a markdown link to a notebook (relative to this one, `here` = its folder under nbs/) goes to that notebook's
+      page, `pages` mapping nbs-relative notebook paths to output paths (as Quarto resolves links to sources)."""
     prefix = _site_prefix()
-    def fix(text): return _ATTRS.sub(r"\1", text).replace(prefix, root)
+    def page_link(m):
+        target = os.path.normpath(os.path.join(here, m.group(1)))
+        if not pages or target not in pages: return m.group(0)
+        return f"]({root}{pages[target]}{m.group(2) or ''})"
+    def fix(text): return _NB_LINK.sub(page_link, _ATTRS.sub(r"\1", text).replace(prefix, root))
     keep = []
     for c in nb.cells:
         if c.cell_type == "raw": continue
@@ -172,16 +215,17 @@ def _exporter():
                         exclude_output_prompt=True, anchor_link_text="#")
 
 def render(pages, sidebar, cfg):
-    "Render each processed notebook; `pages` maps nbs-relative notebook path -> (output path, title, description)."
+    "Render each processed notebook; `pages`: nbs-relative notebook path -> (output path, title, description, module)."
     import nbformat
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
     ex = _exporter()
     site = cfg["website"]
-    for rel, (out, title, desc) in pages.items():
+    outputs = {p: v[0] for p, v in pages.items()}
+    for rel, (out, title, desc, module) in pages.items():
         nb = nbformat.read(PROC / rel, as_version=4)
         depth = len(Path(out).parts) - 1
         root = "../" * depth
-        adapt_for_nbconvert(nb, root)
+        adapt_for_nbconvert(nb, root, str(Path(rel).parent), outputs)
         side = [{"title": s, "pages": [{"href": pages[p][0], "title": pages[p][1], "current": p == rel}
                                        for p in ps if p in pages]} for s, ps in sidebar]
         d = markdown2html_mistune(desc or "").strip()
@@ -189,7 +233,7 @@ def render(pages, sidebar, cfg):
         resources = {"metadata": {"name": title}, "site": {
             "root": root, "title": title, "description": desc or "", "description_html": d, "sidebar": side,
             "site_title": site.get("title", ""), "site_description": site.get("description", ""),
-            "repo_url": site.get("repo-url", "#"), "source": f"nbs/{rel}"}}
+            "repo_url": site.get("repo-url", "#"), "source": f"nbs/{rel}", "module": module}}
         nb.metadata["title"] = f"{title} – {site.get('title', '')}" if rel != "index.ipynb" else site.get("title", title)
         body, _ = ex.from_notebook_node(nb, resources=resources)
         dst = DOCS / out
@@ -197,17 +241,31 @@ def render(pages, sidebar, cfg):
         dst.write_text(_add_lower_ids(body), encoding="utf-8")
 
 MATHJAX = TEMPLATES / "node_modules" / "mathjax" / "es5"
+PAGEFIND = TEMPLATES / "node_modules" / ".bin" / "pagefind"
 
-def ensure_mathjax():
-    "MathJax 3 from its npm package (version pinned in tools/docs_template/package.json), installed once with npm."
-    if not (MATHJAX / "tex-chtml-full.js").exists():
-        import subprocess
-        npm = shutil.which("npm")
-        if not npm: sys.exit("build_docs: npm is needed once to install MathJax (apt-get install npm)")
-        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(TEMPLATES)], check=True)
+def ensure_npm_packages():
+    """MathJax 3 and Pagefind from npm (versions pinned in tools/docs_template/package.json), installed with npm into
+    tools/docs_template/node_modules (git-ignored) when missing: a fresh clone installs them on its first build."""
+    if (MATHJAX / "tex-chtml-full.js").exists() and PAGEFIND.exists(): return
+    import subprocess
+    npm = shutil.which("npm")
+    if not npm: sys.exit("build_docs: npm is needed once to install MathJax and Pagefind (apt-get install npm)")
+    subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(TEMPLATES)], check=True)
+
+def build_search_index():
+    "Index every built page with Pagefind into _docs/pagefind/ (searched in the browser); return (pages, bytes)."
+    import subprocess
+    ensure_npm_packages()
+    r = subprocess.run([str(PAGEFIND), "--site", str(DOCS), "--output-subdir", "pagefind", "--force-language", "en",
+                        "--exclude-selectors", ".anchor-link"], capture_output=True, text=True)   # the '#' after headings
+    if r.returncode: sys.exit(f"build_docs: Pagefind failed:\n{r.stdout}\n{r.stderr}")
+    m = re.search(r"Indexed (\d+) pages?", r.stdout)
+    size = sum(f.stat().st_size for f in (DOCS / "pagefind").rglob("*") if f.is_file())
+    return (int(m.group(1)) if m else 0), size
 
 def copy_assets():
-    ensure_mathjax()   # the combined TeX/CHTML build and the files it loads (fonts, extensions); not the speech engine
+    ensure_npm_packages()
+    # MathJax: the combined TeX/CHTML build and the files it loads (fonts, extensions); not the speech engine
     shutil.copytree(MATHJAX, DOCS / "mathjax", ignore=lambda d, fs: [f for f in fs if f == "sre" or (
         Path(d) == MATHJAX and f.endswith(".js") and f != "tex-chtml-full.js")])
     shutil.copy2(TEMPLATES / "dpdocs" / "site.css", DOCS / "site.css")
@@ -230,6 +288,9 @@ def build(n_workers=2, keep_going=False):
     for rel in cut_descriptions():
         print(f"build_docs: WARNING nbs/{rel}: its '> description' spans several lines; nbdev keeps only the first "
               "as the page subtitle (write it on one line)")
+    for rel, line in raw_markdown_tables():
+        print(f"build_docs: WARNING nbs/{rel}: a markdown table is shown as raw text ({line!r}); a '|' inside $...$ "
+              "splits a table cell: write \\lvert/\\rvert")
     t1 = time.time()
     import nbformat
     if DOCS.exists(): shutil.rmtree(DOCS)
@@ -239,12 +300,15 @@ def build(n_workers=2, keep_going=False):
         for rel in ps:
             if not (PROC / rel).exists(): continue   # --keep-going: a notebook nbdev could not process
             fm, _ = _frontmatter(nbformat.read(PROC / rel, as_version=4))
-            pages[rel] = (out_name(rel, fm), str(fm.get("title", Path(rel).stem)), fm.get("description", ""))
+            pages[rel] = (out_name(rel, fm), str(fm.get("title", Path(rel).stem)), fm.get("description", ""),
+                          module_of(rel))
     render(pages, sidebar, cfg)
     copy_assets()
+    n_indexed, index_bytes = build_search_index()
     (DOCS / "pages.json").write_text(json.dumps({v[0]: f"nbs/{k}" for k, v in pages.items()}, indent=1))
-    print(f"build_docs: {len(pages)} pages in {DOCS.relative_to(ROOT)}/ "
-          f"(nbdev processing {t1 - t0:.0f} s, rendering {time.time() - t1:.0f} s)")
+    print(f"build_docs: {len(pages)} pages in {DOCS.relative_to(ROOT)}/ (nbdev processing {t1 - t0:.0f} s, rendering "
+          f"{time.time() - t1:.0f} s); search index: {n_indexed} pages, {index_bytes / 1e6:.1f} MB in pagefind/")
+    if n_indexed != len(pages): sys.exit(f"build_docs: Pagefind indexed {n_indexed} of {len(pages)} pages")
     if errors: sys.exit(failed)
     return pages
 
