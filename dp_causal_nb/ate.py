@@ -459,7 +459,7 @@ def choose_estimator(estimator:str, # 'auto', 'dim' or a score ('g', 'ipw', 'aip
                      randomized:bool, # the public declaration that T was assigned at random, independently of X
                     ) -> str:
     """The estimator DPATE runs. 'auto' is a rule on public declarations only: the private difference in means
-    ('dim', notebook 11a) for a declared randomised trial, where it is unbiased and its noise is the smallest; AIPW
+    ('dim', notebook 10b) for a declared randomised trial, where it is unbiased and its noise is the smallest; AIPW
     otherwise, where the difference in means would be confounded."""
     if not isinstance(estimator, str) or estimator.lower() not in ("auto", "dim") + ESTIMATORS:
         raise ValueError(f"estimator must be one of 'auto', 'dim', 'g', 'ipw', 'aipw', got {estimator!r}")
@@ -483,7 +483,7 @@ class DPATE(BaseEstimator):
     ----------
     estimator : {'auto', 'dim', 'aipw', 'g', 'ipw'}, default 'auto'
         'auto': ``choose_estimator`` — the private difference in means when ``randomized=True``, else AIPW.
-        'dim': the private difference in means of notebook 11a (no nuisance model, no covariates used; its interval
+        'dim': the private difference in means of notebook 10b (no nuisance model, no covariates used; its interval
         covers sampling and privacy noise and comes from the same release, so ``stderr_share``, ``ci_method`` and
         ``design`` do not apply). Otherwise a score. AIPW's interval is valid for the ATE up to a product of nuisance
         errors; the G-formula's (IPW's) interval is valid only if the outcome (propensity) model is correct — it
@@ -764,7 +764,7 @@ class DPATE(BaseEstimator):
         return self
 
     def _fit_dim(self, Y, T, folds, clip):
-        "The private difference in means (notebook 11a) under DPATE's budget, input policy and accountant."
+        "The private difference in means (notebook 10b) under DPATE's budget, input policy and accountant."
         level = check_scalar(self.level, "level", low=0, high=1)
         if self.design != "auto":
             raise ValueError("design applies to the score estimators 'g', 'ipw', 'aipw'; estimator='dim' fits no "
@@ -842,7 +842,7 @@ class DPATE(BaseEstimator):
         self._check_fitted()
         if self.stderr_noisy_ is None: return None
         if not is_private(self.epsilon_spent_): return 0.0
-        if self.estimator_ == "dim":    # both parts come from the released sums (notebook 11a)
+        if self.estimator_ == "dim":    # both parts come from the released sums (notebook 10b)
             return float(self.noise_sd_ate_ / max(np.sqrt(max(self.stderr_**2 - self.noise_sd_ate_**2, 0.0)), 1e-300))
         return float(self.sigma1_ / max(self.stderr_noisy_ + ndtri(0.99) * self.sigma2_, 1e-300))
 

@@ -16,10 +16,11 @@ from .core import (PrivacyLeakWarning, BudgetError, check_scalar, check_epsilon_
 from .mechanisms import gaussian_sigma
 from .secure_noise import plan_gaussian, grid_release, noise_rng
 from .accounting import resolve_accountant
-from .erm import (DPLogisticRegression, DPRidgeRegression, StandardizeToBounds, RandomFourierFeatures,
-                              fit_charged_model)
+from .erm import DPLogisticRegression, DPRidgeRegression
+from .user_models import fit_charged_model
 from .targets import LEARNERS, orthogonal_targets, check_propensity_clip
-from .features import feature_norm_bound, gaussian_kernel, ArmInteractionFeatures, ClippedFeatures
+from .features import (feature_norm_bound, gaussian_kernel, ArmInteractionFeatures, ClippedFeatures,
+                                   StandardizeToBounds, RandomFourierFeatures)
 from .second_stage import (WeightedRidge, WeightedKernelRidge, ridge_parameter_sensitivity, check_lam_floor,
                                        certified_rkhs_sensitivity, stage2_constants, check_stage2_records, StageRelease)
 from .rkhs import SquaredLoss
@@ -80,7 +81,7 @@ class _DPNuisance:
 
     def fit(self, est, pm, om, owner, X1, A1, Y1):
         """Fit π̂ on (X, A) and μ̂ on (Z = [X, A], Y) of the nuisance half, each charged to `owner`
-        (erm.fit_charged_model)."""
+        (user_models.fit_charged_model)."""
         def charged(model, declared, X, y, label):
             return fit_charged_model(model, owner, X, y, label=label, allotted=(est.epsilon_ / 2, est.delta_ / 2),
                                      private=is_private(est.epsilon_), declared=declared,

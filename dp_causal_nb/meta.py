@@ -17,7 +17,8 @@ from .core import (PrivacyLeakWarning, check_array, check_binary_treatment,
                    check_bounds, check_in_bounds, check_epsilon_delta, spawn_generators, atomic_fit, is_private,
                    carry_noise_policy)
 from .accounting import resolve_accountant, PrivacyAccountant
-from .erm import DPLogisticRegression, DPRidgeRegression, _DPERM, _EBM_NAMES, private_guarantee
+from .erm import DPLogisticRegression, DPRidgeRegression, _DPERM
+from .user_models import _EBM_NAMES, private_guarantee
 from .targets import orthogonal_targets, target_bounds, clip_nuisances
 
 # %% auto #0
@@ -103,7 +104,7 @@ def template_guarantee(model) -> tuple:
     if _is_ebm(model): return check_epsilon_delta(model.epsilon, model.delta)
     if hasattr(model, "dp_epsilon_"): return check_epsilon_delta(model.dp_epsilon_, getattr(model, "dp_delta_", 0.0))
     raise TypeError(f"{type(model).__name__} declares no differential-privacy guarantee: use a dp_causal_nb.erm model, "
-                    "a DP-EBM, or wrap a model you trust with erm.declare_private(model, epsilon, delta)")
+                    "a DP-EBM, or wrap a model you trust with user_models.declare_private(model, epsilon, delta)")
 
 # %% ../nbs/17_meta_learners.ipynb #fa78c5e7
 def configure_base(template, *, epsilon, delta, x_bounds, y_bounds=None, weight_bound=None, seed=None):
@@ -251,7 +252,8 @@ class _DPMetaLearner(BaseEstimator):
         return (float(ylo[0]), float(yhi[0])), xb, eps, dlt, k, split_sizes(n, r)
 
 # %% ../nbs/17_meta_learners.ipynb #11791737
-def _meta_fit(self, Y, T, X):
+@method_of(_DPMetaLearner, "_fit_impl")
+def _meta_fit_impl(self, Y, T, X):
     if self.x_bounds is None: raise ValueError("x_bounds must be declared as public (lower, upper) bounds")
     cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
     if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): the release "
@@ -288,15 +290,15 @@ def _meta_fit(self, Y, T, X):
     self.epsilon_spent_, self.delta_spent_, self.charged_to_ = total[0], total[1], acc
     return self
 
-def _run_stage(self, jobs):
+@method_of(_DPMetaLearner, "_run_stage")
+def _meta_run_stage(self, jobs):
     "Fit the independent modules of one stage (joblib); returns ({name: model}, privacy warnings)."
     out = Parallel(n_jobs=self.n_jobs)(delayed(carry_noise_policy(_fit_base))(*args) for args in jobs.values())
     return dict(zip(jobs, (m for m, _ in out))), [msg for _, l in out for msg in l]
 
-_DPMetaLearner._fit_impl, _DPMetaLearner._run_stage = _meta_fit, _run_stage
-
 # %% ../nbs/17_meta_learners.ipynb #4ca5d650
-def _fit(self, Y, T, *, X):
+@method_of(_DPMetaLearner, "fit")
+def _meta_fit(self, Y, T, *, X):
     """Fit the pipeline: one parallel-composition charge, then the modules on a data-independent random partition.
 
     Parameters
@@ -309,21 +311,21 @@ def _fit(self, Y, T, *, X):
     self, with `models_` (the fitted modules), `part_sizes_`, `epsilon_spent_`, `delta_spent_`, `charged_to_`."""
     with atomic_fit(self), release_guard(): return self._fit_impl(Y, T, X)
 
-def _effect(self, X) -> np.ndarray:
+@method_of(_DPMetaLearner, "effect")
+def _meta_effect(self, X) -> np.ndarray:
     "Estimated CATE τ̂(x) at the rows of X (post-processing of the released modules)."
     check_is_fitted(self, "models_")
     X = query_covariates(self, X)                         # the fit's public encoding; checks the number of features
     return self._tau(check_in_bounds(X, self.x_bounds_, "X", action="clip"))
 
-def _summary(self) -> str:
+@method_of(_DPMetaLearner, "summary")
+def _meta_summary(self) -> str:
     "Plain-text summary: the charge (one parallel block), the modules and their public part sizes."
     check_is_fitted(self, "models_")
     lines = [f"{type(self).__name__}: (ε={self.epsilon_spent_:g}, δ={self.delta_spent_:g}) charged once "
              "(parallel composition on a data-independent partition, Niu et al. Thm 6)"]
     lines += [f"  {nm:<11} n={self.part_sizes_[nm]:<8} {type(m).__name__}" for nm, m in self.models_.items()]
     return "\n".join(lines)
-
-_DPMetaLearner.fit, _DPMetaLearner.effect, _DPMetaLearner.summary = _fit, _effect, _summary
 
 # %% ../nbs/17_meta_learners.ipynb #f1aff73c
 class DPSLearner(_DPMetaLearner):

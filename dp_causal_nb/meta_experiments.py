@@ -8,7 +8,8 @@ import numpy as np
 from joblib import Parallel, delayed
 from .core import carry_noise_policy
 from .accounting import PrivacyAccountant
-from .erm import DPLogisticRegression, DPRidgeRegression, RandomFourierFeatures
+from .erm import DPLogisticRegression, DPRidgeRegression
+from .features import RandomFourierFeatures
 from .meta import DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner
 from .datasets import NiuSetup, dataset1
 

@@ -13,8 +13,8 @@ from .core import (check_scalar, is_private, check_epsilon_delta, check_array,
 from .secure_noise import noise_rng
 from .accounting import resolve_accountant
 from .erm import (LAM_FLOOR, NoiseSpec, ObjectivePerturbation, objective_perturbation_params,
-                              objective_plan, objective_release, solve_logistic, StandardizeToBounds,
-                              DPLogisticRegression, _check_labels)
+                              objective_plan, objective_release, solve_logistic, DPLogisticRegression, _check_labels)
+from .features import StandardizeToBounds
 from .weights import BalancingWeights, WeightCertificate
 from .schema import fit_covariates, query_covariates
 

@@ -11,8 +11,8 @@ from scipy import special
 from sklearn.base import BaseEstimator
 from .core import (PrivacyLeakWarning, check_scalar, check_array, check_consistent_length,
                                check_binary_treatment)
-from .erm import (StandardizeToBounds, RandomFourierFeatures, solve_logistic, logistic_newton_bound,
-                              LAM_FLOOR)
+from .erm import solve_logistic, logistic_newton_bound, LAM_FLOOR
+from .features import StandardizeToBounds, RandomFourierFeatures
 from .schema import Schema, resolve_covariates, _is_schema
 from collections.abc import Mapping
 

@@ -11,7 +11,8 @@ from sklearn.base import BaseEstimator
 from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.cate import DPCATE
-from dp_causal_nb.erm import DPRidgeRegression, DPLogisticRegression, declare_private
+from dp_causal_nb.erm import DPRidgeRegression, DPLogisticRegression
+from dp_causal_nb.user_models import declare_private
 
 XB, YB, EPS, DELTA = ([0.0, 0.0], [1.0, 1.0]), (-1.0, 1.0), 1.0, 1e-5
 XB_T = ([-1.0, -1.0], [1.0, 1.0])              # the box of the near-tight constructions

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 from dp_causal_nb.cate import DPCATE
-from dp_causal_nb.erm import DPRidgeRegression, declare_private
+from dp_causal_nb.erm import DPRidgeRegression
+from dp_causal_nb.user_models import declare_private
 from dp_causal_nb.mechanisms import gaussian_sigma, gdp_mu
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.accounting import PrivacyAccountant, default_accountant, set_default_accountant

@@ -3,8 +3,9 @@ replace-one neighbours: the replaced record sits at the corner of the feature do
 flipped to the opposite extreme. Each claimed ε must not be refuted; broken-on-purpose controls must be."""
 import numpy as np, pytest
 from dp_causal_nb.erm import (solve_logistic, solve_ridge, erm_sensitivity, ridge_lipschitz, output_perturbation_noise,
-                              objective_perturbation_params, NoiseSpec, DPLogisticRegression, StandardizeToBounds,
+                              objective_perturbation_params, NoiseSpec, DPLogisticRegression,
                               perturb_output, objective_plan, objective_release, OBJECTIVE_FP_SHARE)
+from dp_causal_nb.features import StandardizeToBounds
 from dp_causal_nb.core import reproducible_noise
 from dp_causal_nb.secure_noise import noise_rng
 from dp_causal_nb.audit import audit_mechanism, continuous_reference_noise
@@ -219,7 +220,8 @@ def test_solver_tolerance_validated(tol):
 import warnings
 from dp_causal_nb.core import PrivacyLeakWarning, BudgetError
 from dp_causal_nb.accounting import PrivacyAccountant, default_accountant, set_default_accountant
-from dp_causal_nb.erm import DPRidgeRegression, private_guarantee, charge_private_model
+from dp_causal_nb.erm import DPRidgeRegression
+from dp_causal_nb.user_models import private_guarantee, charge_private_model
 
 N_PAIR = 200
 def logistic_pair():

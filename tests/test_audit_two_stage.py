@@ -4,7 +4,8 @@ re-solved exactly on both datasets. The claimed ε = 1 must not be refuted — f
 δ = 0.05 where the auditor has power) and for Theorem T's pure-ε mechanism in exact arithmetic — and the broken controls
 (noise calibrated for record-local weights, W = 1 or ½: the weight movement ignored) must be."""
 import numpy as np, pytest
-from dp_causal_nb.erm import StandardizeToBounds, solve_logistic, objective_plan, objective_release
+from dp_causal_nb.erm import solve_logistic, objective_plan, objective_release
+from dp_causal_nb.features import StandardizeToBounds
 from dp_causal_nb.weights import BalancingWeights, WeightCertificate
 from dp_causal_nb.two_stage import dp2erm_params
 from dp_causal_nb.audit import audit_mechanism, continuous_reference_noise

@@ -10,7 +10,8 @@ import pytest
 from sklearn.linear_model import LogisticRegression, Ridge
 from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.core import spawn_generators
-from dp_causal_nb.erm import declare_private, solve_ridge
+from dp_causal_nb.erm import solve_ridge
+from dp_causal_nb.user_models import declare_private
 from dp_causal_nb.meta import (DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner, split_indices, check_split,
                                r_stage_sensitivity)
 from _fixtures import fit_outcome

@@ -11,7 +11,7 @@ from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.core import BudgetError
 from dp_causal_nb.cate import DPCATE
 from dp_causal_nb.datasets import dataset1
-from dp_causal_nb.erm import declare_private
+from dp_causal_nb.user_models import declare_private
 
 
 def observe(make, Y, T, X):

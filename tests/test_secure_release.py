@@ -23,8 +23,7 @@ SAMPLERS = {"normal", "laplace", "standard_normal", "gamma", "standard_gamma", "
 # (module, qualified function) -> why a floating-point draw there is not a release
 PUBLIC = {("datasets", "*"): "simulated data", ("itr", "simulate_itr"): "simulated data",
           ("audit", "continuous_reference_noise"): "the exact-arithmetic reference law of a theorem's checks",
-          ("features", "fourier_frequencies"): "public random-feature frequencies",
-          ("erm", "RandomFourierFeatures._frequencies"): "public random-feature frequencies"}
+          ("features", "fourier_frequencies"): "public random-feature frequencies"}
 KNOWN_OPEN = {}   # release paths still drawing floating-point noise (none: a new one fails the test above)
 
 def _sampler_calls() -> set:

@@ -4,7 +4,8 @@ import numpy as np, pytest
 from scipy import special
 from sklearn.linear_model import LogisticRegression
 from dp_causal_nb.accounting import PrivacyAccountant
-from dp_causal_nb.erm import DPLogisticRegression, StandardizeToBounds
+from dp_causal_nb.erm import DPLogisticRegression
+from dp_causal_nb.features import StandardizeToBounds
 from dp_causal_nb.weights import BalancingWeights
 from dp_causal_nb.two_stage import DP2ERMClassifier, CompositionBaselineClassifier
 

@@ -10,7 +10,8 @@ import sys, time, tracemalloc, warnings
 import numpy as np
 from scipy import special
 from sklearn.linear_model import LogisticRegression, Ridge
-from dp_causal_nb.erm import DPLogisticRegression, DPRidgeRegression, RandomFourierFeatures
+from dp_causal_nb.erm import DPLogisticRegression, DPRidgeRegression
+from dp_causal_nb.features import RandomFourierFeatures
 
 LAM, Q, D = 1e-4, 5, 20
 
