@@ -32,12 +32,13 @@ class FoldFallbackWarning(UserWarning):
     private."""
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'SCORE_CLIP_SHARE', 'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'DESIGNS',
-           'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
-           'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
-           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
-           'split_nuisance_lam', 'clip_levels', 'score_histogram', 'choose_clip_level', 'clip_bias_estimate',
-           'choose_estimator', 'DPATE', 'MetaAnalysis', 'meta_analysis']
+__all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'SCORE_CLIP_SHARE', 'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL',
+           'CROSSFIT_NUISANCE_SHARE', 'DESIGNS', 'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant',
+           'ate_sensitivity', 'stderr_sensitivity', 'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult',
+           'cross_fit_ate', 'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes',
+           'make_split', 'split_sensitivity', 'split_nuisance_lam', 'nuisance_shrinkage', 'clip_levels',
+           'score_histogram', 'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound',
+           'histogram_interval', 'crossfit_parts', 'choose_estimator', 'DPATE', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #33978299
 from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
@@ -353,7 +354,7 @@ def split_sensitivity(estimator:str, n_final:int, outcome_bound:float, propensit
     "√C/m: sensitivity of the final-part mean of the scores and of its standard error (Theorem 2a)."
     return float(np.sqrt(sensitivity_constant(estimator, outcome_bound, propensity_clip)) / n_final)
 
-# %% ../nbs/11_dp_ate.ipynb #7e5da40e
+# %% ../nbs/11_dp_ate.ipynb #e865c659
 def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_features:int=1, delta:float=1e-6) -> float:
     """Default public penalty Λ of a split-design nuisance model fitted on n_part records (public inputs only).
 
@@ -370,12 +371,21 @@ def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_feat
            for l in lams]
     return float(lams[int(np.argmin(err))])
 
+def nuisance_shrinkage(n_part:int, epsilon:float, *, n_features:int, delta:float=1e-6) -> float:
+    """Public proxy of how far the default private outcome model is shrunk toward a constant: Λ/(s + Λ) at the Λ of
+    `split_nuisance_lam` (ridge), s = 1/(6(d+1)); 0 at ε = ∞. Near 1 the model cannot adjust for the covariates."""
+    if not is_private(epsilon): return 0.0
+    lam = split_nuisance_lam(n_part, epsilon, kind="ridge", n_features=n_features, delta=delta)
+    return float(lam / (1.0 / (6 * (n_features + 1)) + lam))
+
+NUISANCE_SHRINKAGE_LIMIT = 0.99   # above it the private nuisance models are public-proxy constants (no score clipping)
+
 def _seed(g:np.random.Generator) -> np.random.SeedSequence:
     """The SeedSequence behind a public stream: a DP nuisance model's random_state (its noise stays secret, notebook
     01a)."""
     return g.bit_generator.seed_seq
 
-def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs):
+def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs, prefix=""):
     "Fit the DP nuisance models on their parts (each charging its part of `block`); predictions on the final part."
     F = part == 3
     xF, out = x[F], {}
@@ -383,7 +393,7 @@ def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B,
         I = part == 0
         lam_ = split_nuisance_lam(int(I.sum()), eps, kind="logistic") if lam is None else lam
         m = DPLogisticRegression(epsilon=eps, delta=dlt, lam=lam_, x_bounds=x_bounds,
-                                 accountant=block.part("propensity"),
+                                 accountant=block.part(f"{prefix}propensity"),
                                  label="propensity model", random_state=_seed(rngs[0])).fit(x[I], t[I])
         pi = _bounded(m.predict_proba(xF)[:, 1], c, 1 - c, 0.5, int(F.sum()))
         out["w1"], out["w0"] = 1 / pi, 1 / (1 - pi)
@@ -394,7 +404,7 @@ def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B,
                     if lam is None else lam)
             m = DPRidgeRegression(epsilon=eps, delta=dlt, lam=lam_, y_bounds=(-B, B), x_bounds=x_bounds,
                                   weight_bound=1.0,
-                                  accountant=block.part(f"outcome{a}"), label=f"outcome model, arm {a}",
+                                  accountant=block.part(f"{prefix}outcome{a}"), label=f"outcome model, arm {a}",
                                   random_state=_seed(rngs[1 + a])).fit(x[I], Yc[I],
                                                                        sample_weight=(t[I] == a).astype(float))
             out[f"m{a}"] = _bounded(m.predict(xF), -B, B, 0.0, int(F.sum()))
@@ -440,7 +450,7 @@ def score_histogram(G, levels) -> np.ndarray:
     idx = np.searchsorted(np.asarray(levels)[::-1], np.abs(G), side="left")
     return np.bincount(len(levels) - 1 - np.minimum(idx, len(levels) - 1), minlength=len(levels)).astype(float)
 
-# %% ../nbs/11_dp_ate.ipynb #6ff8aace
+# %% ../nbs/11_dp_ate.ipynb #98514b4b
 def choose_clip_level(h_noisy, levels, m:int, tail:float=SCORE_CLIP_TAIL) -> int:
     "Theorem 2b's rule: the largest j such that every noisy tail count t̃_k (k ≤ j) is at most `tail`·m (0: no clip)."
     t = np.cumsum(np.asarray(h_noisy, float))[:-1]          # t̃_k = Σ_{b<k} h̃_b for k = 1..J−1
@@ -452,8 +462,53 @@ def clip_bias_estimate(h_noisy, levels, m:int, j:int) -> float:
     h, r = np.maximum(np.asarray(h_noisy, float)[:j], 0.0), np.asarray(levels, float)
     return float(h @ (r[:j] - r[j]) / m)
 
-# %% ../nbs/11_dp_ate.ipynb #67cf92f1
-DESIGNS = ("auto", "fold", "split")
+def clip_second_moment_bound(h_noisy, levels, m:int, j:int, sigma_q:float, tail:float=SCORE_CLIP_TAIL) -> float:
+    "M̃_j of Theorem 2b(e): a 1 − `tail` upper bound on the mean square of the scores clipped at r_j."
+    w = np.minimum(np.asarray(levels, float), levels[j]) ** 2
+    return float(max(0.0, (np.asarray(h_noisy, float) @ w + ndtri(1 - tail) * sigma_q * np.sqrt(w @ w)) / m))
+
+def histogram_interval(ate_dp:float, # the released estimate
+                       second_moment:float, # M̃_j (clip_second_moment_bound)
+                       m:int, sigma1:float, *, level:float=0.95, tail:float=SCORE_CLIP_TAIL):
+    "Theorem 2b(e)'s interval: ((lower, upper), stderr) with stderr = (M̃/(m − 1) + σ₁²)^½, at miscoverage α − p."
+    level = check_scalar(level, "level", low=0, high=1)
+    if 1 - level <= tail:
+        raise ValueError(f"level must be below {1 - tail:g} here (the variance bound holds with probability "
+                         f"1 − {tail:g}), got {level!r}")
+    se = float(np.sqrt(second_moment / (m - 1) + sigma1 ** 2))
+    z = ndtri(1 - (1 - level - tail) / 2)
+    return (float(ate_dp - z * se), float(ate_dp + z * se)), se
+
+# %% ../nbs/11_dp_ate.ipynb #599cadf1
+CROSSFIT_NUISANCE_SHARE = 0.5   # s: the public share of (ε, δ) spent on the cross-fitted design's nuisance models
+
+def crossfit_parts(n:int, estimator:str, random_state=None) -> tuple:
+    """Public (fold, part) of each record: two folds, and within a fold the nuisance parts of `default_split`
+    (0 propensity, 1 outcome 0, 2 outcome 1); a uniform arrangement of public sizes, data-independent."""
+    s = np.asarray(default_split(estimator)[:3], float)
+    sizes = split_sizes(n, np.r_[s, s] / (2 * s.sum()))
+    cell = check_random_state(random_state).permutation(np.repeat(np.arange(6), sizes))
+    return cell // 3, cell % 3
+
+def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc, label, rngs):
+    """Theorem 2c's nuisance stage: every record's score from the other fold's models. `rngs`: 4 Generators
+    (partition, π, μ₀, μ₁). Charges `acc` one parallel block of six nuisance parts costing (ε, δ)."""
+    fold, sub = crossfit_parts(len(Yc), estimator, rngs[0])
+    streams = [spawn_generators(_seed(g), 2) for g in rngs[1:]]
+    G = np.empty(len(Yc))
+    with acc.parallel(label) as block:
+        for f in (0, 1):
+            part = np.where(fold == f, sub, 3)           # fold f's parts fit the models; the other fold is scored
+            with quiet_data_warnings():
+                nuis = _split_nuisances(x, t, Yc, part, need_pi=estimator != "g", need_mu=estimator != "ipw",
+                                        eps=eps, dlt=dlt, x_bounds=x_bounds, B=B, c=c, lam=lam, block=block,
+                                        rngs=[g[f] for g in streams], prefix=f"fold {f} ")
+            F = part == 3
+            G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
+    return G
+
+# %% ../nbs/11_dp_ate.ipynb #1b68bba0
+DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def choose_estimator(estimator:str, # 'auto', 'dim' or a score ('g', 'ipw', 'aipw')
                      randomized:bool, # the public declaration that T was assigned at random, independently of X
@@ -488,8 +543,9 @@ class DPATE(BaseEstimator):
         ``design`` do not apply). Otherwise a score. AIPW's interval is valid for the ATE up to a product of nuisance
         errors; the G-formula's (IPW's) interval is valid only if the outcome (propensity) model is correct — it
         ignores the model's bias.
-    design : {'auto', 'fold', 'split'}, default 'auto'
-        See above.
+    design : {'auto', 'fold', 'split', 'crossfit'}, default 'auto'
+        See above; 'crossfit' (Theorem 2c) fits the DP nuisance models on two folds, scores each fold with the other
+        fold's models and averages all n scores, spending ``CROSSFIT_NUISANCE_SHARE`` of (ε, δ) on the models.
     n_folds : int or None
         K ≥ 3 for the fold design (public). None: ``default_n_folds(n, d)`` = min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋). Each
         nuisance model is fitted on ONE fold of about n/K records (unlike EconML's ``cv``, where a model sees (K−1)/K
@@ -513,8 +569,10 @@ class DPATE(BaseEstimator):
         Split design only: public shares of the (propensity, outcome0, outcome1, final) parts; None: ``default_split``.
     nuisance_lam : float, optional
         Split design only: public ridge penalty Λ of the DP nuisance models; None: ``split_nuisance_lam``.
-    stderr_share : float in [0, 1], default 0.1
-        Share ρ of μ² spent on the standard error (μ₂ = μ√ρ); 0: no interval.
+    stderr_share : float in [0, 1) or None, default None
+        Share ρ of μ² spent on the standard error (μ₂ = μ√ρ); 0: no interval, except in the split design with
+        ``score_clip='auto'``, where the interval's sampling part comes from the clipping histogram (Theorem 2b(e)).
+        None: 0 there, 0.1 otherwise.
     stderr_method : {'projection', 'theorem1'}
         Fold design: σ₂ from the derived projection bound (default) or the paper's Theorem 1.
     ci_method : {'corrected', 'paper'}
@@ -534,9 +592,11 @@ class DPATE(BaseEstimator):
         Charged before any noise is drawn; None: the library-wide ``default_accountant()``. The split design needs a
         PrivacyAccountant (its nuisance models are (ε, δ)-DP).
     score_clip : {'auto', 'none'}, default 'auto'
-        Split design: 'auto' spends ``SCORE_CLIP_SHARE`` of the final part's μ² on a noisy histogram of the scores
-        and clips them at the level about ``SCORE_CLIP_TAIL`` of them exceed (Theorem 2b: the estimand becomes the
-        mean of the clipped scores); 'none' pays for the worst-case score range (Theorem 2). The fold design always
+        Split and cross-fitted designs: 'auto' spends ``SCORE_CLIP_SHARE`` of the final part's μ² on a noisy
+        histogram of the scores and clips them at the level about ``SCORE_CLIP_TAIL`` of them exceed (Theorem 2b: the
+        estimand becomes the mean of the clipped scores) — unless the public proxy ``nuisance_shrinkage`` is at least
+        ``NUISANCE_SHRINKAGE_LIMIT`` (the private models would be near-constants, the estimate near-confounded, and a
+        narrow interval misleading); 'none' pays for the worst-case score range (Theorem 2). The fold design always
         uses the worst-case range.
     randomized : bool, default False
         Public declaration that the treatment was assigned at random, independently of the covariates (a
@@ -590,7 +650,8 @@ class DPATE(BaseEstimator):
     def __init__(self, estimator:str="auto", design:str="auto", n_folds:int|None=None, epsilon:float|None=None,
                  delta:float|None=None, mu:float|None=None, outcome_bounds=None, x_bounds=None,
                  propensity_clip:float=0.1, propensity_model=None, outcome_model=None, split=None, nuisance_lam=None,
-                 stderr_share:float=0.1, stderr_method:str="projection", ci_method:str="corrected", level:float=0.95,
+                 stderr_share:float|None=None, stderr_method:str="projection", ci_method:str="corrected",
+                 level:float=0.95,
                  out_of_bounds:str="raise", clip_outcomes:bool|None=None, n_jobs=None, progress:bool|None=None,
                  accountant=None, random_state=None, randomized:bool=False, score_clip:str="auto"):
         self.estimator, self.design, self.n_folds = estimator, design, n_folds
@@ -639,9 +700,10 @@ class DPATE(BaseEstimator):
     def _accountant(self, design, mu, eps, dlt):
         "The accountant to charge, checked for the whole cost before anything is fitted or drawn."
         acc = resolve_accountant(self.accountant)
-        if design == "split":
+        if design in ("split", "crossfit"):
             if hasattr(acc, "spend_gdp"):
-                raise TypeError("design='split' composes (epsilon, delta)-DP nuisance models: use a PrivacyAccountant")
+                raise TypeError(f"design={design!r} composes (epsilon, delta)-DP nuisance models: use a "
+                                "PrivacyAccountant")
             acc.check(*((eps, dlt) if is_private(mu) else (np.inf, 0.0)))
         elif hasattr(acc, "check_gdp"): acc.check_gdp(mu)
         elif hasattr(acc, "check"): acc.check(eps, dlt)
@@ -669,22 +731,24 @@ class DPATE(BaseEstimator):
         est = choose_estimator(self.estimator, self.randomized)
         if est == "dim": return self._fit_dim(Y, T, folds, clip)
         c, design = _check_clip(self.propensity_clip), self._design()
-        share = check_scalar(self.stderr_share, "stderr_share", low=0, high=1, low_inclusive=True)
         score_clip = self.score_clip
         if score_clip not in ("auto", "none"):
             raise ValueError(f"score_clip must be 'auto' or 'none', got {score_clip!r}")
+        share = self.stderr_share
+        private_models = design in ("split", "crossfit")       # the designs with DP-ERM nuisances (Theorems 2, 2c)
+        if share is not None: share = check_scalar(share, "stderr_share", low=0, high=1, low_inclusive=True)
         if self.stderr_method not in ("projection", "theorem1"):
             raise ValueError(f"stderr_method must be 'projection' or 'theorem1', got {self.stderr_method!r}")
         if self.ci_method not in ("corrected", "paper"):
             raise ValueError(f"ci_method must be 'corrected' or 'paper', got {self.ci_method!r}")
         level = check_scalar(self.level, "level", low=0, high=1)
-        if design == "split":
-            split = _check_split(self.split, est)
+        if private_models:
+            split = _check_split(self.split, est) if design == "split" else None
             lam = None if self.nuisance_lam is None else check_scalar(self.nuisance_lam, "nuisance_lam", low=0)
-            if X is None: raise ValueError("design='split' needs covariates X (and their public x_bounds)")
+            if X is None: raise ValueError(f"design={design!r} needs covariates X (and their public x_bounds)")
             if folds is not None: raise ValueError("folds apply to design='fold' only")
             if self.x_bounds is None:
-                raise ValueError("design='split' needs public covariate bounds x_bounds=(lower, upper)")
+                raise ValueError(f"design={design!r} needs public covariate bounds x_bounds=(lower, upper)")
         else: pm, om = _models(self.propensity_model, self.outcome_model)
         xb = None
         if X is not None:    # data frames / a public Schema in, names out (notebook 00a); ±inf → out of x_bounds
@@ -693,22 +757,46 @@ class DPATE(BaseEstimator):
             if not cov.private_ok and not (self.epsilon is not None and np.isinf(self.epsilon)):
                 raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPATE release with it "
                                  "would not be DP; declare the schema from public facts (or use epsilon=np.inf)")
-            if design == "split": X = np.clip(X, *xb)   # what the split design's DP-ERM feature map does (silently)
+            if private_models: X = np.clip(X, *xb)   # what the DP-ERM feature map does (silently)
         Yc, t, x, n, B = _prepare(Y, T, X, self.outcome_bounds, clip)   # the only check of the data
         mu, eps, dlt = self._budget(n)
         private = is_private(mu)
+        eps_n, dlt_n = (eps, dlt) if private else (np.inf, 0.0)  # each nuisance model's budget (Theorems 2, 2c)
+        mu_fin = mu                                              # the final release's μ
+        if design == "crossfit" and private:                     # Theorem 2c: the two stages share (ε, δ)
+            eps_n, dlt_n = eps * CROSSFIT_NUISANCE_SHARE, dlt * CROSSFIT_NUISANCE_SHARE
+            mu_fin = gdp_mu(eps - eps_n, dlt - dlt_n)
+        shrink = None                                            # public proxy: can the nuisance models adjust?
+        if private_models:
+            sz = (split_sizes(n, split)[:3] if design == "split" else
+                  split_sizes(n, np.tile(default_split(est)[:3], 2) / (2 * sum(default_split(est)[:3]))))
+            shrink = nuisance_shrinkage(int(sz[sz > 0].min()), eps_n, n_features=x.shape[1], delta=dlt_n)
+        clip_on = private_models and private and score_clip == "auto" and shrink < NUISANCE_SHRINKAGE_LIMIT
+        rho = SCORE_CLIP_SHARE if clip_on else 0.0               # Theorem 2b
+        if share is None: share = 0.0 if clip_on else 0.1        # public rule: the histogram gives the variance
+        mu_q, mu_f = (mu_fin * np.sqrt(rho), mu_fin * np.sqrt(1 - rho)) if rho > 0 else (0.0, mu_fin)
+        mu1, mu2 = mu_f * np.sqrt(1 - share), (mu_f * np.sqrt(share) if share > 0 else 0.0)
+        if private:     # each grid plan depends on its μ only (σ/Δ = 1/μ): a budget too small for one fails here
+            for m_k, dim_k in ((mu_q, SCORE_CLIP_LEVELS), (mu1, 1), (mu2, 1)):
+                if m_k > 0: plan_gaussian(gdp_sigma(m_k, 1.0), 1.0, dim_k)
         acc = self._accountant(design, mu, eps, dlt)            # fail before the expensive part
         # public streams [split or folds, π, μ₀, μ₁]; the noise has its own secret stream (notebook 01a)
         part_rng, *nuis_rngs = spawn_generators(self.random_state, 4)
         if design == "split":
             xb = check_bounds(xb, "x_bounds", n_features=x.shape[1])
-            e_n, d_n = (eps, dlt) if private else (np.inf, 0.0)
             G, m, sizes = _split_scores(Yc, t, x, estimator=est, split=split, x_bounds=xb, lam=lam, B=B, c=c,
-                                        eps=e_n, dlt=d_n, acc=acc, label=f"DPATE({est}, split)",
+                                        eps=eps_n, dlt=dlt_n, acc=acc, label=f"DPATE({est}, split)",
                                         rngs=[part_rng] + nuis_rngs)
             tau, se = _mean_stderr(G)
             s1 = s2 = split_sensitivity(est, m, B, c)
             K = None
+        elif design == "crossfit":
+            xb = check_bounds(xb, "x_bounds", n_features=x.shape[1])
+            G = _crossfit_scores(Yc, t, x, estimator=est, x_bounds=xb, lam=lam, B=B, c=c, eps=eps_n, dlt=dlt_n,
+                                 acc=acc, label=f"DPATE({est}, crossfit): nuisance models", rngs=[part_rng] + nuis_rngs)
+            m, sizes, K = n, None, None
+            tau, se = _mean_stderr(G)
+            s1 = s2 = split_sensitivity(est, m, B, c)
         else:
             K = _check_n_folds(self.n_folds, n, 0 if X is None else x.shape[1])
             sizes = None
@@ -719,21 +807,22 @@ class DPATE(BaseEstimator):
                              outcome_bound=B, n_jobs=self.n_jobs, progress=progress, quiet=True)
             tau, se = res.ate, res.stderr
             s1, s2 = ate_sensitivity(est, n, K, B, c), stderr_sensitivity(est, n, K, B, c, self.stderr_method)
-        rho = SCORE_CLIP_SHARE if design == "split" and score_clip == "auto" and private else 0.0   # Theorem 2b
-        mu_q, mu_f = (mu * np.sqrt(rho), mu * np.sqrt(1 - rho)) if rho > 0 else (0.0, mu)
-        mu1, mu2 = mu_f * np.sqrt(1 - share), (mu_f * np.sqrt(share) if share > 0 else 0.0)
+        if design == "crossfit":                                 # Theorem 2c: the final stage, after the models
+            acc.spend(*((eps - eps_n, dlt - dlt_n) if private else (np.inf, 0.0)),
+                      label=f"DPATE({est}, crossfit): final average")
         if design == "fold":                                     # the split design charged its parallel block above
             label = f"DPATE({est}, K={K})"
             if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label=label)
             else: acc.spend(eps, dlt, label=label)               # BudgetError here: nothing has been drawn or set
         rng = noise_rng(self.random_state, "DPATE")             # secret stream (notebook 01a), never stored
-        r_clip, bias, hist = None, None, None
+        r_clip, bias, hist, second = None, None, None, None
         if rho > 0:                                             # Theorem 2b: the level from a noisy histogram of |Γ|
             levels = clip_levels(np.sqrt(sensitivity_constant(est, B, c)) / 2)
             plan_q = plan_gaussian(gdp_sigma(mu_q, np.sqrt(2)), np.sqrt(2), len(levels))
             hist = grid_release(score_histogram(G, levels), plan_q, rng)
             j = choose_clip_level(hist, levels, m)
             r_clip, bias = float(levels[j]), clip_bias_estimate(hist, levels, m, j)
+            if share == 0: second = clip_second_moment_bound(hist, levels, m, j, plan_q.sd)   # Theorem 2b(e)
             tau, se = _mean_stderr(np.clip(G, -r_clip, r_clip))
             s1 = s2 = 2 * r_clip / m
         sigma1 = gdp_sigma(mu1, s1) if private else 0.0
@@ -745,9 +834,11 @@ class DPATE(BaseEstimator):
             stderr, ci = se, (tau - z * se, tau + z * se)
         elif share > 0:
             ci, stderr = private_interval(ate, se_noisy, sigma1, sigma2, level=level, method=self.ci_method)
+        elif second is not None: ci, stderr = histogram_interval(ate, second, m, sigma1, level=level)
         else: ci, stderr = None, None
-        full = share > 0 or not private or design == "split"
-        mu_spent = None if design == "split" else (mu if full else mu1)   # the split design is (ε, δ)-DP only
+        if ci is not None and bias: ci = (ci[0] - bias, ci[1] + bias)   # Theorem 2b(d): the clipping's bias bound
+        full = share > 0 or not private or private_models
+        mu_spent = None if private_models else (mu if full else mu1)   # DP-ERM nuisances: (ε, δ)-DP only
         rng_ate = feasible_ate_range(B)                         # post-processing of the noised release: free
         ate_c, ci_c = (clamp_to_range(ate, rng_ate),
                        None if ci is None else tuple(clamp_to_range(v, rng_ate) for v in ci))
@@ -759,7 +850,10 @@ class DPATE(BaseEstimator):
                           clamped_=bool(ate_c != ate or (ci is not None and ci_c != tuple(ci))),
                           mu_spent_=mu_spent, epsilon_spent_=eps if full else gdp_epsilon(mu1, dlt),
                           delta_spent_=dlt, outcome_bound_=B, mu1_=mu1, mu2_=mu2 if share > 0 else 0.0,
-                          stderr_noisy_=se_noisy if private and share > 0 else (se if not private else None),
+                          stderr_noisy_=(se_noisy if private and share > 0 else se if not private
+                                         else None if second is None else float(np.sqrt(second / (m - 1)))),
+                          second_moment_bound_=second, n_final_=m if private_models else None,
+                          nuisance_shrinkage_=shrink,
                           score_clip_level_=r_clip, clip_bias_estimate_=bias, clip_histogram_=hist)
         return self
 
@@ -777,7 +871,7 @@ class DPATE(BaseEstimator):
         sigma = gdp_sigma(mu, dim_sensitivity((-B, B))) if private else 0.0
         if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label="DPATE(dim)")
         else: acc.spend(eps, dlt, label="DPATE(dim)")            # BudgetError here: nothing has been drawn or set
-        v, plan = dim_release(Yc, t, (-B, B), sigma, noise_rng(self.random_state, "difference in means"))
+        v, plan = dim_release(Yc, t, (-B, B), sigma, noise_rng(self.random_state, "DPATE dim"))
         r = dim_estimate(v, n, (-B, B), plan.sd, 1 - level)
         rng_ate = feasible_ate_range(B)
         vars(self).update(n_=n, design_="none", estimator_="dim", n_folds_=None, split_sizes_=None,
@@ -785,7 +879,8 @@ class DPATE(BaseEstimator):
                           conf_int_=r["interval"], conf_int_raw_=r["interval"], feasible_range_=rng_ate,
                           clamped_=False, mu_spent_=mu, epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B,
                           mu1_=mu, mu2_=0.0, stderr_noisy_=r["stderr"], noise_sd_ate_=float(np.sqrt(r["noise_var"])),
-                          released_sums_=v, score_clip_level_=None, clip_bias_estimate_=None, clip_histogram_=None)
+                          released_sums_=v, second_moment_bound_=None, n_final_=None, score_clip_level_=None,
+                          nuisance_shrinkage_=None, clip_bias_estimate_=None, clip_histogram_=None)
         return self
 
     def _check_fitted(self):
@@ -829,9 +924,13 @@ class DPATE(BaseEstimator):
             if not is_private(self.epsilon_spent_):
                 z = ndtri(1 - (1 - level) / 2)
                 ci = (self.ate_raw_ - z * self.stderr_, self.ate_raw_ + z * self.stderr_)
+            elif self.second_moment_bound_ is not None:
+                ci, _ = histogram_interval(self.ate_raw_, self.second_moment_bound_, self.n_final_, self.sigma1_,
+                                           level=level)
             else: ci, _ = private_interval(self.ate_raw_, self.stderr_noisy_, self.sigma1_, self.sigma2_, level=level,
                                            method=self.ci_method)
-            lo, hi = (clamp_to_range(v, self.feasible_range_) for v in ci)
+            b = self.clip_bias_estimate_ or 0.0
+            lo, hi = (clamp_to_range(v, self.feasible_range_) for v in (ci[0] - b, ci[1] + b))
         return (lo, hi) if X is None else (np.full(len(X), lo), np.full(len(X), hi))
 
     def noise_ratio(self) -> float|None:
@@ -863,6 +962,7 @@ class DPATE(BaseEstimator):
         est = self.estimator_
         if est == "dim": how = "difference in means, no nuisance models"
         elif self.design_ == "fold": how = f"fold design, K={self.n_folds_}"
+        elif self.design_ == "crossfit": how = "cross-fitted design, 2 folds"
         else: how = "split design, split " + "/".join(map(str, self.split_sizes_))
         sd = self.noise_sd_ate_ if est == "dim" else self.sigma1_
         lines = [f"{'DP-ATE' if private else 'ATE (non-private)'} [{est}, {how}, n={self.n_}]: {self.ate_:.4g}, "
@@ -883,12 +983,17 @@ class DPATE(BaseEstimator):
         if private and isinstance(self.random_state, (numbers.Integral, np.random.SeedSequence)):
             lines.append("note: random_state is a fixed seed: anyone who knows it can remove the "
                          "noise (teaching and tests only; a real release uses random_state=None)")
+        if self.nuisance_shrinkage_ is not None and self.nuisance_shrinkage_ >= NUISANCE_SHRINKAGE_LIMIT and private:
+            lines.append(f"note: at this n, number of covariates and epsilon the private outcome models are shrunk "
+                         f"{100 * self.nuisance_shrinkage_:.1f}% toward a constant (public proxy): the estimate "
+                         "adjusts little for confounding, and the interval does not cover the bias this leaves "
+                         "(scores not clipped, so the interval stays at the worst-case range)")
         if self.score_clip_level_ is not None:
             R = np.sqrt(sensitivity_constant(est, self.outcome_bound_, self.propensity_clip)) / 2
             lines.append(f"note: scores clipped at ±{self.score_clip_level_:.4g} (worst case ±{R:.4g}), a level "
                          f"chosen from a noisy histogram ({SCORE_CLIP_SHARE:g} of the final part's μ²): the estimate "
-                         f"and interval are for the mean of the clipped scores, which differs from the unclipped one "
-                         f"by at most about {self.clip_bias_estimate_:.3g} (Theorem 2b)")
+                         f"is the mean of the clipped scores; the interval adds {self.clip_bias_estimate_:.3g} on each "
+                         f"side, the estimated bound on what the clipping moved (Theorem 2b)")
         if self.clamped_:
             lines.append(f"note: clamped to [{self.feasible_range_[0]:.4g}, "
                          f"{self.feasible_range_[1]:.4g}], the range the outcome "

@@ -113,6 +113,7 @@ REGISTRY = [
     Case("DPATE fold", _ate("fold"), _fit_ate),
     Case("DPATE split", _ate("split"), _fit_ate),
     Case("DPATE split, schema", _ate("split", SCHEMA), _fit_ate, frame=True),
+    Case("DPATE crossfit", _ate("crossfit"), _fit_ate),
     Case("DPATE randomized (difference in means)",
          lambda acc, yb: DPATE(randomized=True, outcome_bounds=yb, out_of_bounds="clip", accountant=acc, **KW),
          _fit_ate, cells=("Y",)),

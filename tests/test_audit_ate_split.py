@@ -129,7 +129,7 @@ AUDIT_DELTA = 1e-2     # the δ at which 10⁵ runs give the auditor power again
 
 
 def _clipped(mu_q, mu1, R, m, factor=2.0):
-    """Theorem 2b's final release on a score vector, batched: (chosen level index, noisy clipped mean) per run.
+    """Theorem 2b's final release on a score vector, batched: (noisy histogram, level index, noisy clipped mean).
     `factor` = 2 is the derived sensitivity 2r/m; the broken control uses 1 (it forgets that a score may move from
     −r to +r)."""
     levels = clip_levels(R)
@@ -143,7 +143,7 @@ def _clipped(mu_q, mu1, R, m, factor=2.0):
             s = factor * r / m
             out[rows] = grid_release(np.clip(G, -r, r).mean(), plan_gaussian(gdp_sigma(mu1, s), 2 * r / m), rng,
                                      size=int(rows.sum()))
-        return np.column_stack([js, out])
+        return np.column_stack([H, js, out])
     return mech
 
 
@@ -159,7 +159,7 @@ def clipped_pair():
     R = np.sqrt(sensitivity_constant("ipw", 1.0, CLIP)) / 2
     mu_q = gdp_mu(EPS, DELTA) * np.sqrt(SCORE_CLIP_SHARE)
     one = _clipped(mu_q, est.mu1_, R, m)(G0, 1, noise_rng(SEED, "DPATE"))
-    assert est.ate_raw_ == one[0, 1] and est.score_clip_level_ == clip_levels(R)[int(one[0, 0])]   # DPATE's own
+    assert est.ate_raw_ == one[0, -1] and est.score_clip_level_ == clip_levels(R)[int(one[0, -2])]   # DPATE's own
     assert np.abs(G0[j_ := np.flatnonzero(G0 != G1)[0]]) >= 0.95 * R and G0[j_] * G1[j_] < 0      # ±R, near-tight
     return G0, G1, est, mu_q, R, m
 
@@ -167,7 +167,7 @@ def clipped_pair():
 def test_audit_clipped_release(clipped_pair):
     G0, G1, est, mu_q, R, m = clipped_pair
     res = audit_mechanism(_clipped(mu_q, est.mu1_, R, m), G0, G1, n_runs=RUNS, delta=AUDIT_DELTA, random_state=4,
-                          statistic=lambda o: o[:, 1])
+                          statistic=lambda o: o[:, -1])
     claimed = gdp_epsilon(np.hypot(mu_q, est.mu1_), AUDIT_DELTA)
     print(f"split IPW, clipped scores: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
     assert res.epsilon_lower <= claimed
@@ -178,7 +178,55 @@ def test_negative_control_clipped_half_sensitivity(clipped_pair):
     "Bug: sensitivity r/m for scores clipped to [−r, r] (the range is 2r): the audit must catch it."
     G0, G1, est, mu_q, R, m = clipped_pair
     res = audit_mechanism(_clipped(mu_q, est.mu1_, R, m, factor=1.0), G0, G1, n_runs=RUNS, delta=AUDIT_DELTA,
-                          random_state=5, statistic=lambda o: o[:, 1])
+                          random_state=5, statistic=lambda o: o[:, -1])
     claimed = gdp_epsilon(np.hypot(mu_q, est.mu1_), AUDIT_DELTA)
     print(f"split IPW clipped, broken: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
     assert res.epsilon_lower > claimed
+
+
+def test_audit_clipped_release_histogram_moves():
+    """The whole Theorem 2b output (noisy histogram, level, noisy clipped mean) on a pair whose changed score moves
+    from −R (bin 0) to r₁ = R/√2 (bin 1): the histogram moves by √2 and the mean by up to 2r/m. Statistic: the exact
+    log-likelihood ratio of the output; the claim is √(μ_Q² + μ₁²)-GDP."""
+    X, T, Y = _data(); i = _final_record()
+    D0 = (X.copy(), T.copy(), Y.copy()); D1 = (X.copy(), T.copy(), Y.copy())
+    D0[0][i], D0[1][i], D0[2][i] = 1.0, 0, 1.0                # control where π̂ = 1 − c: Γ = −R
+    D1[0][i], D1[1][i], D1[2][i] = -1.0, 1, 1 / np.sqrt(2)    # treated where π̂ = c:     Γ = R/√2
+    (G0, m), (G1, _) = _scores(*D0), _scores(*D1)
+    R = np.sqrt(sensitivity_constant("ipw", 1.0, CLIP)) / 2
+    levels = clip_levels(R)
+    h0, h1 = score_histogram(G0, levels), score_histogram(G1, levels)
+    assert np.linalg.norm(h1 - h0) == pytest.approx(np.sqrt(2))
+    est = DPATE("ipw", design="split", epsilon=EPS, delta=DELTA, outcome_bounds=(-1, 1), x_bounds=(-1, 1),
+                propensity_clip=CLIP, random_state=SEED).fit(D0[2], D0[1], X=D0[0])
+    mu_q = gdp_mu(EPS, DELTA) * np.sqrt(SCORE_CLIP_SHARE)
+    plan_q = plan_gaussian(gdp_sigma(mu_q, np.sqrt(2)), np.sqrt(2), len(levels))
+    mech = _clipped(mu_q, est.mu1_, R, m)
+    one = mech(G0, 1, noise_rng(SEED, "DPATE"))[0]
+    assert np.array_equal(one[:len(levels)], est.clip_histogram_) and one[-1] == est.ate_raw_   # DPATE's own release
+    means = {j: (np.clip(G0, -r, r).mean(), np.clip(G1, -r, r).mean()) for j, r in enumerate(levels)}
+
+    def llr(o):
+        H, js, a = o[:, :len(levels)], o[:, len(levels)].astype(int), o[:, -1]
+        out = (H - h0) @ (h1 - h0) / plan_q.sd ** 2
+        for j in np.unique(js):
+            rows, s = js == j, 2 * levels[j] / m
+            a0, a1 = means[j]
+            out[rows] += (a[rows] - a0) * (a1 - a0) / plan_gaussian(gdp_sigma(est.mu1_, s), s).sd ** 2
+        return out
+
+    res = audit_mechanism(mech, G0, G1, n_runs=RUNS, delta=AUDIT_DELTA, random_state=7, statistic=llr)
+    claimed = gdp_epsilon(np.hypot(mu_q, est.mu1_), AUDIT_DELTA)
+    print(f"split IPW, clipped, histogram moving: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}")
+    assert 0.4 * claimed < res.epsilon_lower <= claimed
+
+
+def test_small_budget_refused_before_any_charge():
+    "A μ too small for one of the final release's grid plans fails before the accountant is charged or a model is fitted."
+    X, T, Y = _data()
+    for eps in (1e-4, 1e-5):
+        acc = PrivacyAccountant()
+        with pytest.raises(ValueError, match="grid"):
+            DPATE("ipw", design="split", epsilon=eps, delta=DELTA, outcome_bounds=(-1, 1), x_bounds=(-1, 1),
+                  propensity_clip=CLIP, accountant=acc).fit(Y, T, X=X)
+        assert acc.ledger == [] and acc.spent == (0.0, 0.0)

@@ -9,8 +9,9 @@ Beds (synthetic, so the truth is known; the shapes of the real samples an analys
   rare        observational, n = 16 000, 1.1 % treated (confounded), earnings in [0, 61 000]
   cols80      observational, n = 4 800, 80 mixed columns (datasets.mixed_covariates)
 Rows: the private difference in means (DPDifferenceInMeans, same budget), DPATE's default as an analyst calls it
-(x_bounds declared; randomized=True on the trials), both AIPW designs (the split design with its adaptive score
-clipping, the default, and with the worst-case score range), and the non-private difference in means and
+(x_bounds declared; randomized=True on the trials), the AIPW designs (the split design with its adaptive score
+clipping, the default, and with the worst-case score range; the cross-fitted design; the fold ensemble), and the
+non-private difference in means and
 AIPW split design (ε = ∞) for reference. RMSE is against the true ATE; "x DIM" is the ratio to the private
 difference in means; coverage and width are of the 95 % interval.
 """
@@ -59,6 +60,7 @@ def rows(X, T, Y, ob, xb, randomized, eps, delta, seed):
             "AIPW split design": DPATE("aipw", design="split", x_bounds=xb, **kw),
             "AIPW split design, worst-case score range": DPATE("aipw", design="split", x_bounds=xb, score_clip="none",
                                                                **kw),
+            "AIPW cross-fitted design": DPATE("aipw", design="crossfit", x_bounds=xb, **kw),
             "AIPW fold design": DPATE("aipw", design="fold", **kw)}
     for k, m in fits.items():
         m.fit(Y, T, X=X)
