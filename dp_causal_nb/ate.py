@@ -507,7 +507,7 @@ def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc,
             G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
     return G
 
-# %% ../nbs/11_dp_ate.ipynb #1b68bba0
+# %% ../nbs/11_dp_ate.ipynb #4563a692
 DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def choose_estimator(estimator:str, # 'auto', 'dim' or a score ('g', 'ipw', 'aipw')
@@ -621,10 +621,16 @@ class DPATE(BaseEstimator):
     sigma1_, sigma2_ : float
         Public noise standard deviations of the estimate and of the standard error.
     design_ : str
-        'fold', 'split', or 'none' for the difference in means (no nuisance models).
+        'fold', 'split', 'crossfit', or 'none' for the difference in means (no nuisance models).
     score_clip_level_, clip_bias_estimate_ : float or None
-        Split design with ``score_clip='auto'``: the level the scores were clipped at and the estimated bound on the
-        clipping bias (both post-processing of ``clip_histogram_``, the released noisy histogram).
+        Split and cross-fitted designs with ``score_clip='auto'``: the level the scores were clipped at and the
+        estimated bound on the clipping bias (both post-processing of ``clip_histogram_``, the released noisy
+        histogram).
+    second_moment_bound_, n_final_ : float or None, int or None
+        The bound M̃ behind the interval's sampling part (Theorem 2b(e); None when a standard error was released) and
+        the number of scores averaged (the final part, or n for the cross-fitted design).
+    nuisance_shrinkage_ : float or None
+        The public proxy that decided whether to clip (``nuisance_shrinkage``; None for the fold design and dim).
     estimator_ : str
         The estimator that ran ('dim', 'g', 'ipw' or 'aipw'; ``choose_estimator``).
     n_, n_folds_, split_sizes_ : public sizes (n_folds_ is None for the split design, split_sizes_ for the fold one).
@@ -770,10 +776,14 @@ class DPATE(BaseEstimator):
         if private_models:
             sz = (split_sizes(n, split)[:3] if design == "split" else
                   split_sizes(n, np.tile(default_split(est)[:3], 2) / (2 * sum(default_split(est)[:3]))))
-            shrink = nuisance_shrinkage(int(sz[sz > 0].min()), eps_n, n_features=x.shape[1], delta=dlt_n)
+            shrink = (nuisance_shrinkage(int(sz[sz > 0].min()), eps_n, n_features=x.shape[1], delta=dlt_n)
+                      if lam is None else float(lam / (1.0 / (6 * (x.shape[1] + 1)) + lam)))   # the Λ that is used
         clip_on = private_models and private and score_clip == "auto" and shrink < NUISANCE_SHRINKAGE_LIMIT
         rho = SCORE_CLIP_SHARE if clip_on else 0.0               # Theorem 2b
         if share is None: share = 0.0 if clip_on else 0.1        # public rule: the histogram gives the variance
+        if clip_on and share == 0 and 1 - level <= SCORE_CLIP_TAIL:   # histogram_interval's range, before any charge
+            raise ValueError(f"level must be below {1 - SCORE_CLIP_TAIL:g} with clipped scores and no standard-error "
+                             f"release (give stderr_share > 0 for a higher level), got {level!r}")
         mu_q, mu_f = (mu_fin * np.sqrt(rho), mu_fin * np.sqrt(1 - rho)) if rho > 0 else (0.0, mu_fin)
         mu1, mu2 = mu_f * np.sqrt(1 - share), (mu_f * np.sqrt(share) if share > 0 else 0.0)
         if private:     # each grid plan depends on its μ only (σ/Δ = 1/μ): a budget too small for one fails here

@@ -230,3 +230,20 @@ def test_small_budget_refused_before_any_charge():
             DPATE("ipw", design="split", epsilon=eps, delta=DELTA, outcome_bounds=(-1, 1), x_bounds=(-1, 1),
                   propensity_clip=CLIP, accountant=acc).fit(Y, T, X=X)
         assert acc.ledger == [] and acc.spent == (0.0, 0.0)
+
+
+def test_level_out_of_range_refused_before_any_charge():
+    "A level the histogram interval cannot give (≥ 1 − SCORE_CLIP_TAIL) is refused before anything is charged."
+    rng = np.random.default_rng(0)
+    n = 20_000
+    X = rng.uniform(-1, 1, (n, 1))
+    T = rng.binomial(1, 0.5, n)
+    Y = np.clip(0.5 * T + X[:, 0] + rng.normal(0, 0.3, n), -3, 3)
+    for design in ("split", "crossfit"):
+        acc = PrivacyAccountant(10.0, 1e-4)
+        kw = dict(design=design, epsilon=4.0, delta=1e-5, outcome_bounds=(-3, 3), x_bounds=(-1, 1), accountant=acc)
+        with pytest.raises(ValueError, match="level must be below"):
+            DPATE(level=0.999, **kw).fit(Y, T, X=X)
+        assert acc.ledger == []
+        m = DPATE(level=0.99, **kw).fit(Y, T, X=X)               # a level it can give: released, clipped
+        assert m.score_clip_level_ is not None and len(acc.ledger) >= 1
