@@ -38,7 +38,8 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'SCORE_CLIP_
            'cross_fit_ate', 'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes',
            'make_split', 'split_sensitivity', 'split_nuisance_lam', 'nuisance_shrinkage', 'clip_levels',
            'score_histogram', 'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound',
-           'histogram_interval', 'crossfit_parts', 'choose_estimator', 'DPATE', 'MetaAnalysis', 'meta_analysis']
+           'histogram_interval', 'crossfit_sizes', 'crossfit_parts', 'choose_estimator', 'DPATE', 'MetaAnalysis',
+           'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #33978299
 from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
@@ -354,7 +355,7 @@ def split_sensitivity(estimator:str, n_final:int, outcome_bound:float, propensit
     "√C/m: sensitivity of the final-part mean of the scores and of its standard error (Theorem 2a)."
     return float(np.sqrt(sensitivity_constant(estimator, outcome_bound, propensity_clip)) / n_final)
 
-# %% ../nbs/11_dp_ate.ipynb #e865c659
+# %% ../nbs/11_dp_ate.ipynb #a5054cc1
 def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_features:int=1, delta:float=1e-6) -> float:
     """Default public penalty Λ of a split-design nuisance model fitted on n_part records (public inputs only).
 
@@ -371,11 +372,11 @@ def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_feat
            for l in lams]
     return float(lams[int(np.argmin(err))])
 
-def nuisance_shrinkage(n_part:int, epsilon:float, *, n_features:int, delta:float=1e-6) -> float:
-    """Public proxy of how far the default private outcome model is shrunk toward a constant: Λ/(s + Λ) at the Λ of
-    `split_nuisance_lam` (ridge), s = 1/(6(d+1)); 0 at ε = ∞. Near 1 the model cannot adjust for the covariates."""
+def nuisance_shrinkage(n_part:int, epsilon:float, *, n_features:int, delta:float=1e-6, lam:float|None=None) -> float:
+    """Public proxy of how far the private outcome model is shrunk toward a constant: Λ/(s + Λ), s = 1/(6(d+1)), at
+    the given Λ or else at `split_nuisance_lam`'s (ridge); 0 at ε = ∞. Near 1 the model cannot adjust for X."""
     if not is_private(epsilon): return 0.0
-    lam = split_nuisance_lam(n_part, epsilon, kind="ridge", n_features=n_features, delta=delta)
+    if lam is None: lam = split_nuisance_lam(n_part, epsilon, kind="ridge", n_features=n_features, delta=delta)
     return float(lam / (1.0 / (6 * (n_features + 1)) + lam))
 
 NUISANCE_SHRINKAGE_LIMIT = 0.99   # above it the private nuisance models are public-proxy constants (no score clipping)
@@ -479,15 +480,18 @@ def histogram_interval(ate_dp:float, # the released estimate
     z = ndtri(1 - (1 - level - tail) / 2)
     return (float(ate_dp - z * se), float(ate_dp + z * se)), se
 
-# %% ../nbs/11_dp_ate.ipynb #599cadf1
+# %% ../nbs/11_dp_ate.ipynb #39a3122a
 CROSSFIT_NUISANCE_SHARE = 0.5   # s: the public share of (ε, δ) spent on the cross-fitted design's nuisance models
+
+def crossfit_sizes(n:int, estimator:str) -> np.ndarray:
+    "Public sizes of the six cells (fold 0: propensity, outcome 0, outcome 1; then fold 1), shares of `default_split`."
+    s = np.asarray(default_split(estimator)[:3], float)
+    return split_sizes(n, np.r_[s, s] / (2 * s.sum()))
 
 def crossfit_parts(n:int, estimator:str, random_state=None) -> tuple:
     """Public (fold, part) of each record: two folds, and within a fold the nuisance parts of `default_split`
-    (0 propensity, 1 outcome 0, 2 outcome 1); a uniform arrangement of public sizes, data-independent."""
-    s = np.asarray(default_split(estimator)[:3], float)
-    sizes = split_sizes(n, np.r_[s, s] / (2 * s.sum()))
-    cell = check_random_state(random_state).permutation(np.repeat(np.arange(6), sizes))
+    (0 propensity, 1 outcome 0, 2 outcome 1); a uniform arrangement of `crossfit_sizes`, data-independent."""
+    cell = check_random_state(random_state).permutation(np.repeat(np.arange(6), crossfit_sizes(n, estimator)))
     return cell // 3, cell % 3
 
 def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc, label, rngs):
@@ -507,8 +511,13 @@ def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc,
             G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
     return G
 
-# %% ../nbs/11_dp_ate.ipynb #4563a692
+# %% ../nbs/11_dp_ate.ipynb #39477edf
 DESIGNS = ("auto", "fold", "split", "crossfit")
+
+def _charge(acc, mu, eps, dlt, label):
+    "Charge a Gaussian release: as μ-GDP to a GDPAccountant, as the (ε, δ) it implies to a PrivacyAccountant."
+    if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label=label)
+    else: acc.spend(eps, dlt, label=label)
 
 def choose_estimator(estimator:str, # 'auto', 'dim' or a score ('g', 'ipw', 'aipw')
                      randomized:bool, # the public declaration that T was assigned at random, independently of X
@@ -774,10 +783,8 @@ class DPATE(BaseEstimator):
             mu_fin = gdp_mu(eps - eps_n, dlt - dlt_n)
         shrink = None                                            # public proxy: can the nuisance models adjust?
         if private_models:
-            sz = (split_sizes(n, split)[:3] if design == "split" else
-                  split_sizes(n, np.tile(default_split(est)[:3], 2) / (2 * sum(default_split(est)[:3]))))
-            shrink = (nuisance_shrinkage(int(sz[sz > 0].min()), eps_n, n_features=x.shape[1], delta=dlt_n)
-                      if lam is None else float(lam / (1.0 / (6 * (x.shape[1] + 1)) + lam)))   # the Λ that is used
+            sz = split_sizes(n, split)[:3] if design == "split" else crossfit_sizes(n, est)
+            shrink = nuisance_shrinkage(int(sz[sz > 0].min()), eps_n, n_features=x.shape[1], delta=dlt_n, lam=lam)
         clip_on = private_models and private and score_clip == "auto" and shrink < NUISANCE_SHRINKAGE_LIMIT
         rho = SCORE_CLIP_SHARE if clip_on else 0.0               # Theorem 2b
         if share is None: share = 0.0 if clip_on else 0.1        # public rule: the histogram gives the variance
@@ -821,9 +828,7 @@ class DPATE(BaseEstimator):
             acc.spend(*((eps - eps_n, dlt - dlt_n) if private else (np.inf, 0.0)),
                       label=f"DPATE({est}, crossfit): final average")
         if design == "fold":                                     # the split design charged its parallel block above
-            label = f"DPATE({est}, K={K})"
-            if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label=label)
-            else: acc.spend(eps, dlt, label=label)               # BudgetError here: nothing has been drawn or set
+            _charge(acc, mu, eps, dlt, f"DPATE({est}, K={K})")    # BudgetError here: nothing drawn or set
         rng = noise_rng(self.random_state, "DPATE")             # secret stream (notebook 01a), never stored
         r_clip, bias, hist, second = None, None, None, None
         if rho > 0:                                             # Theorem 2b: the level from a noisy histogram of |Γ|
@@ -879,8 +884,7 @@ class DPATE(BaseEstimator):
         private = is_private(mu)
         acc = self._accountant("fold", mu, eps, dlt)
         sigma = gdp_sigma(mu, dim_sensitivity((-B, B))) if private else 0.0
-        if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label="DPATE(dim)")
-        else: acc.spend(eps, dlt, label="DPATE(dim)")            # BudgetError here: nothing has been drawn or set
+        _charge(acc, mu, eps, dlt, "DPATE(dim)")                 # BudgetError here: nothing has been drawn or set
         v, plan = dim_release(Yc, t, (-B, B), sigma, noise_rng(self.random_state, "DPATE dim"))
         r = dim_estimate(v, n, (-B, B), plan.sd, 1 - level)
         rng_ate = feasible_ate_range(B)
