@@ -511,7 +511,7 @@ def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc,
             G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
     return G
 
-# %% ../nbs/11_dp_ate.ipynb #c7c303e2
+# %% ../nbs/11_dp_ate.ipynb #6b2f2ce7
 DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def _charge(acc, mu, eps, dlt, label):
@@ -622,7 +622,8 @@ class DPATE(BaseEstimator):
     Attributes
     ----------
     ate_ : float
-        The released effect (the ATE, or the ATT when ``estimand_ == 'att'``), clamped to ``feasible_range_`` (post-processing).
+        The released effect (the ATE, or the ATT when ``estimand_ == 'att'``), clamped to ``feasible_range_``
+        (post-processing).
     conf_int_ : (float, float) or None
         The released interval, clamped likewise; None when ``stderr_share=0``.
     stderr_ : float or None
@@ -943,8 +944,8 @@ class DPATE(BaseEstimator):
         part_rng, _, ridge_rng, _ = spawn_generators(self.random_state, 4)   # DPATE's public streams
         noise = noise_rng(self.random_state, "DPATE att")       # secret stream (notebook 01a), never stored
         label = f"DPATE(att, {design})" + (": control models" if design == "crossfit" else "")
-        r, tF, m, model_sd = _att_residuals(Yc, t, x, design=design, x_bounds=xb, lam=lam, B=B, eps=eps_n, dlt=dlt_n, acc=acc,
-                                  label=label, rngs=(part_rng, ridge_rng), noise=noise)
+        r, tF, m, model_sd = _att_residuals(Yc, t, x, design=design, x_bounds=xb, lam=lam, B=B, eps=eps_n,
+                                            dlt=dlt_n, acc=acc, label=label, rngs=(part_rng, ridge_rng), noise=noise)
         if design == "crossfit":
             acc.spend(*((eps - eps_n, dlt - dlt_n) if private else (np.inf, 0.0)),
                       label="DPATE(att, crossfit): treated mean residual")
