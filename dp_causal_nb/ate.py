@@ -531,7 +531,7 @@ def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc,
             G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
     return G
 
-# %% ../nbs/11_dp_ate.ipynb #b44a99d4
+# %% ../nbs/11_dp_ate.ipynb #562bc507
 DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def _charge(acc, mu, eps, dlt, label):
@@ -1058,6 +1058,41 @@ class DPATE(BaseEstimator):
             return float(self.noise_sd_ate_ / np.sqrt(sampling)) if sampling > 0 else float("inf")
         return float(self.sigma1_ / max(self.stderr_noisy_ + ndtri(0.99) * self.sigma2_, 1e-300))
 
+    def sensitivity(self):
+        """Sensitivity of the released effect to unmeasured confounding: E-value and robustness value (notebook 07c),
+        post-processing of the released estimate and interval with the public n, number of covariates and outcome
+        bounds — no privacy cost.
+
+        Returns
+        -------
+        SensitivitySummary : ``str()`` for a text block, ``to_dict()`` for files and JSON.
+        """
+        from dp_causal_nb.sensitivity import sensitivity_summary
+        self._check_fitted()
+        ci = self.conf_int_raw_           # the clamped interval would understate the standard error
+        if ci is None: return sensitivity_summary(self.ate_raw_, outcome_bounds=self.outcome_bounds)
+        return sensitivity_summary(self.ate_raw_, *ci, n=self.n_, level=self.level,
+                                   n_covariates=getattr(self, "n_features_in_", 0) or 0,
+                                   outcome_bounds=self.outcome_bounds,
+                                   interval_covers_sampling=self.estimator_ not in ("g", "ipw") or
+                                   self.estimand_ == "att")
+
+    def plot(self, ax=None, **kw):
+        """The released estimate and interval as a figure (notebook 07d's `plot_estimate`; matplotlib imported here).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional. **kw : passed to `plot_estimate` (e.g. ``reference=(est, lo, hi)``).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        from dp_causal_nb.plots import plot_estimate
+        self._check_fitted()
+        kw.setdefault("xlabel", "effect on the treated" if self.estimand_ == "att" else "average treatment effect")
+        return plot_estimate(self, ax, **kw)
+
     def summary(self) -> str:
         """A short text report of the release (public and noised quantities only).
 
@@ -1118,6 +1153,8 @@ class DPATE(BaseEstimator):
                          f"chosen from a noisy histogram ({SCORE_CLIP_SHARE:g} of the final part's μ²): the estimate "
                          f"is the mean of the clipped scores; the interval adds {self.clip_bias_estimate_:.3g} on each "
                          f"side, the estimated bound on what the clipping moved (Theorem 2b)")
+        if not self.randomized:          # a randomised trial has no unmeasured confounding to weigh
+            lines.append(str(self.sensitivity()))
         if self.clamped_:
             lines.append(f"note: clamped to [{self.feasible_range_[0]:.4g}, "
                          f"{self.feasible_range_[1]:.4g}], the range the outcome "
