@@ -14,7 +14,7 @@ from .mechanisms import gaussian_sigma
 from .secure_noise import grid_release, noise_rng, plan_gaussian
 
 # %% auto #0
-__all__ = ['DIM_WEIGHT', 'dim_statistics', 'dim_sensitivity', 'dim_release', 'dim_estimate', 'DPDifferenceInMeans']
+__all__ = ['DIM_WEIGHT', 'dim_statistics', 'dim_sensitivity', 'dim_release', 'arm_moments', 'dim_estimate', 'DPDifferenceInMeans']
 
 # %% ../nbs/10b_dp_dim.ipynb #d4fba918
 DIM_WEIGHT = math.sqrt(1.5)   # c/B: the weight of the treated count that balances the two cases (derivation)
@@ -48,14 +48,14 @@ def dim_release(Y, # outcomes, already within the bounds
     plan = plan_gaussian(sigma, sens, 5)
     return grid_release(dim_statistics(Y, T, outcome_bounds), plan, rng), plan
 
-# %% ../nbs/10b_dp_dim.ipynb #12593a32
-def dim_estimate(v, # the released statistic ṽ (or the exact v)
-                 n:int, # public number of records
-                 outcome_bounds, # public (a, b)
-                 noise_sd:float=0.0, # per-coordinate sd of the noise on v (0: exact)
-                 alpha:float=0.05, # 1 − level of the interval
-                ) -> dict:
-    "Post-processing of ṽ: the difference in means, its standard error and a 1 − α interval, within the bounds."
+# %% ../nbs/10b_dp_dim.ipynb #51ef44bd
+def arm_moments(v, # the released statistic ṽ (or the exact v)
+                n:int, # public number of records
+                outcome_bounds, # public (a, b)
+                noise_sd:float=0.0, # per-coordinate sd of the noise on v (0: exact)
+               ) -> dict:
+    """Post-processing of ṽ, arm by arm (index 0: control, 1: treated): sizes, means and variances of the outcome
+    centred at (a + b)/2, and each mean's privacy-noise variance (delta method on the ratio of two noisy sums)."""
     lo, hi = (float(np.asarray(b).ravel()[0]) for b in outcome_bounds)
     B = (hi - lo) / 2
     c = DIM_WEIGHT * B
@@ -63,12 +63,24 @@ def dim_estimate(v, # the released statistic ṽ (or the exact v)
     ns = (n - n1, n1)
     mu = [float(np.clip(v[2 - k] / ns[k], -B, B)) for k in (0, 1)]
     s2 = [float(np.clip(B * v[4 - k] / ns[k] + B * B / 2 - mu[k] ** 2, 0.0, B * B)) for k in (0, 1)]
-    noise_var = sum(noise_sd ** 2 * (1 + mu[k] ** 2 / c ** 2) / ns[k] ** 2 for k in (0, 1))
+    noise = [noise_sd ** 2 * (1 + mu[k] ** 2 / c ** 2) / ns[k] ** 2 for k in (0, 1)]
+    return dict(n=ns, mean=mu, var=s2, noise_var=noise, centre=(lo + hi) / 2, half_range=B)
+
+def dim_estimate(v, # the released statistic ṽ (or the exact v)
+                 n:int, # public number of records
+                 outcome_bounds, # public (a, b)
+                 noise_sd:float=0.0, # per-coordinate sd of the noise on v (0: exact)
+                 alpha:float=0.05, # 1 − level of the interval
+                ) -> dict:
+    "Post-processing of ṽ: the difference in means, its standard error and a 1 − α interval, within the bounds."
+    a = arm_moments(v, n, outcome_bounds, noise_sd)
+    ns, mu, s2, B, centre = a["n"], a["mean"], a["var"], a["half_range"], a["centre"]
+    noise_var = sum(a["noise_var"])
     var = sum(s2[k] / ns[k] for k in (0, 1)) + noise_var
     ate, se = mu[1] - mu[0], math.sqrt(var)
     z = stats.norm.ppf(1 - alpha / 2)
     return dict(ate=ate, stderr=se, interval=(max(ate - z * se, -2 * B), min(ate + z * se, 2 * B)),
-                n_treated=n1, arm_means=(mu[0] + (lo + hi) / 2, mu[1] + (lo + hi) / 2), noise_var=noise_var)
+                n_treated=ns[1], arm_means=(mu[0] + centre, mu[1] + centre), noise_var=noise_var)
 
 # %% ../nbs/10b_dp_dim.ipynb #bcc3e895
 class DPDifferenceInMeans:
