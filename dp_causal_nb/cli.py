@@ -529,7 +529,7 @@ def _main(parser, argv) -> int:
         print(f"dp-causal: error: internal error ({type(e).__name__}); no details are printed", file=sys.stderr)
         return 2
 
-# %% ../nbs/13_cli.ipynb #4eccbc12
+# %% ../nbs/13_cli.ipynb #4e2c448c
 def _label(epsilon, delta) -> str:
     from dp_causal_nb.functional import _privacy_label   # the label a saved function stores, recomputed when loaded
     return _privacy_label(epsilon, delta)
@@ -578,6 +578,8 @@ def run_cate(args) -> dict:
                        ate_interval=list(s.interval), noise_sd_point=s.noise_sd_point,
                        notes=[s.note[len("note: "):]] if s.note else [],
                        out=_write_points(args.out, job.covariates, shown, vals, lo, hi))
+
+
 
 # %% ../nbs/13_cli.ipynb #78b6740f
 def _save_function(est, args, covs, bounds, schema=None) -> dict:
