@@ -41,10 +41,11 @@ def commands(data, query):
               str(query), "--seed", "0"])]
 
 
-def time_once(args, env):
-    "Seconds of one run; the run must succeed."
+def time_once(args, env, cwd):
+    "Seconds of one run; the run must succeed. `cwd` is a folder without the package (`-m` puts the cwd first)."
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "dp_causal_nb.cli", *args], capture_output=True, text=True, env=env)
+    p = subprocess.run([sys.executable, "-m", "dp_causal_nb.cli", *args], capture_output=True, text=True, env=env,
+                       cwd=cwd)
     dt = time.perf_counter() - t0
     if p.returncode != 0: sys.exit(f"dp-causal {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
     return dt
@@ -59,10 +60,14 @@ def main():
     env = dict(os.environ, PYTHONPATH=os.path.abspath(a.tree), MPLBACKEND="Agg")
     with tempfile.TemporaryDirectory() as tmp:
         cmds = commands(*write_inputs(pathlib.Path(tmp)))
-        for _, args in cmds: time_once(args, env)            # warm the file cache once
+        probe = "import dp_causal_nb, os; print(os.path.dirname(os.path.dirname(dp_causal_nb.__file__)))"
+        found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp)
+        if os.path.realpath(found.stdout.strip()) != os.path.realpath(a.tree):
+            sys.exit(f"dp_causal_nb is imported from {found.stdout.strip()!r}, not from --tree {a.tree!r}")
+        for _, args in cmds: time_once(args, env, tmp)            # warm the file cache once
         rows = []
         for label, args in cmds:
-            ts = [time_once(args, env) for _ in range(a.runs)]
+            ts = [time_once(args, env, tmp) for _ in range(a.runs)]
             rows.append(f"| `{label}` | {statistics.median(ts):.2f} | {min(ts):.2f} | {max(ts):.2f} |")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     table = ("| command | median (s) | min (s) | max (s) |\n|---|---:|---:|---:|\n" + "\n".join(rows) + "\n\n"
