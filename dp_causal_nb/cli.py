@@ -529,7 +529,7 @@ def _main(parser, argv) -> int:
         print(f"dp-causal: error: internal error ({type(e).__name__}); no details are printed", file=sys.stderr)
         return 2
 
-# %% ../nbs/13_cli.ipynb #4e2c448c
+# %% ../nbs/13_cli.ipynb #23fd7053
 def _label(epsilon, delta) -> str:
     from dp_causal_nb.functional import _privacy_label   # the label a saved function stores, recomputed when loaded
     return _privacy_label(epsilon, delta)
@@ -559,10 +559,11 @@ def run_cate(args) -> dict:
     if args.out is not None and args.query is None:
         raise CLIError("--out goes with --query (cate-eval writes files for --save)")
     cate_final(args)
-    job = read_job(args)
-    if not job.covariates:
+    if args.schema is None and not any(c.strip() for c in args.covariates.split(",")):
         raise CLIError("--covariates (or --schema) must name at least one column (the CATE is a function of them)")
-    if job.x_bounds is None: raise CLIError("give the public covariate bounds: --x-bounds or --schema")
+    if args.schema is None and args.x_bounds is None:
+        raise CLIError("give the public covariate bounds: --x-bounds or --schema")
+    job = read_job(args)          # public inputs are checked above, before the file is read
     Q, shown = (None, None) if args.query is None else _query_points(args.query, job.covariates, job.schema)
     est = cate_estimator(args, job).fit(job.Y, job.T, X=job.X)
     head = dict(job="cate", outcome=args.outcome, treatment=args.treatment, covariates=job.covariates, n=len(job.Y),
