@@ -32,14 +32,14 @@ class FoldFallbackWarning(UserWarning):
     private."""
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'SCORE_CLIP_SHARE', 'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL',
-           'CROSSFIT_NUISANCE_SHARE', 'DESIGNS', 'ATT_MODEL_SHARE', 'ATT_CENTRE_SHARE', 'FoldFallbackWarning',
-           'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity', 'make_folds',
-           'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval', 'feasible_ate_range',
-           'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity', 'split_nuisance_lam',
-           'nuisance_shrinkage', 'clip_levels', 'score_histogram', 'choose_clip_level', 'clip_bias_estimate',
-           'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts', 'choose_estimator',
-           'DPATE', 'att_estimate', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+__all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CENTRE_SHARE', 'SCORE_CLIP_SHARE',
+           'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'DESIGNS', 'ATT_MODEL_SHARE',
+           'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
+           'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
+           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
+           'split_nuisance_lam', 'nuisance_shrinkage', 'clip_levels', 'score_histogram', 'choose_clip_level',
+           'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
+           'choose_estimator', 'DPATE', 'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #33978299
 from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
@@ -355,7 +355,7 @@ def split_sensitivity(estimator:str, n_final:int, outcome_bound:float, propensit
     "√C/m: sensitivity of the final-part mean of the scores and of its standard error (Theorem 2a)."
     return float(np.sqrt(sensitivity_constant(estimator, outcome_bound, propensity_clip)) / n_final)
 
-# %% ../nbs/11_dp_ate.ipynb #a5054cc1
+# %% ../nbs/11_dp_ate.ipynb #7006d71f
 def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_features:int=1, delta:float=1e-6) -> float:
     """Default public penalty Λ of a split-design nuisance model fitted on n_part records (public inputs only).
 
@@ -386,6 +386,33 @@ def _seed(g:np.random.Generator) -> np.random.SeedSequence:
     01a)."""
     return g.bit_generator.seed_seq
 
+OUTCOME_CENTRE_SHARE = 0.1   # the public share of an outcome model's (ε, δ) spent on its private arm mean (centre)
+
+def _outcome_model(x, t, Yc, I, F, arm:int, *, eps, dlt, x_bounds, B, lam, part, rng):
+    """A split-design outcome model for `arm`, fitted on records I and predicting on F: the arm's private mean (the
+    five sums of notebook 10b at OUTCOME_CENTRE_SHARE of (eps, dlt)), itself shrunk toward the midpoint by the
+    positive-part James–Stein factor (1 − v/ȳ²)₊ of its noise variance v (a rare arm's mean is mostly noise), is the
+    centre of a DP ridge of the arm's outcomes (the rest of the budget), so the ridge shrinks toward the arm's mean
+    where the data can tell it, and toward the midpoint of the bounds only where they cannot. `rng` is the model's
+    public stream; both noises are secret (notebook 01a). Returns the predictions, in [−B, B], and the public bound
+    σ_ξ·max‖φ(x)‖ on the sd the coefficients' noise adds to any prediction. Charges `part` (sequentially)."""
+    private = is_private(eps)
+    e_c, d_c = (eps * OUTCOME_CENTRE_SHARE, dlt * OUTCOME_CENTRE_SHARE) if private else (np.inf, 0.0)
+    e_m, d_m = (eps - e_c, dlt - d_c) if private else (np.inf, 0.0)
+    sigma = gaussian_sigma(e_c, d_c, dim_sensitivity((-B, B))) if private else 0.0
+    part.spend(e_c, d_c, label=f"arm {arm} mean (the outcome model's centre)")
+    v, plan = dim_release(Yc[I], t[I], (-B, B), sigma, noise_rng(_seed(rng), "outcome model centre"))
+    am = arm_moments(v, int(I.sum()), (-B, B), plan.sd)
+    mean, noise_var = am["mean"][arm], am["noise_var"][arm]
+    centre = float(mean * max(0.0, 1.0 - noise_var / mean ** 2)) if mean != 0 else 0.0   # post-processing
+    lam_ = (split_nuisance_lam(int(I.sum()), e_m, kind="ridge", n_features=x.shape[1], delta=d_m)
+            if lam is None else lam)
+    m = DPRidgeRegression(epsilon=e_m, delta=d_m, lam=lam_, y_bounds=(centre - B, centre + B), x_bounds=x_bounds,
+                          weight_bound=1.0, accountant=part, label=f"outcome model, arm {arm}",
+                          random_state=_seed(rng))
+    with quiet_data_warnings(): m.fit(x[I], Yc[I], sample_weight=(t[I] == arm).astype(float))
+    return _bounded(m.predict(x[F]), -B, B, centre, int(F.sum())), float(m.noise_.scale * m.feature_map_.norm_bound)
+
 def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs, prefix=""):
     "Fit the DP nuisance models on their parts (each charging its part of `block`); predictions on the final part."
     F = part == 3
@@ -400,15 +427,8 @@ def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B,
         out["w1"], out["w0"] = 1 / pi, 1 / (1 - pi)
     if need_mu:
         for a in (0, 1):
-            I = part == 1 + a
-            lam_ = (split_nuisance_lam(int(I.sum()), eps, kind="ridge", n_features=x.shape[1], delta=dlt)
-                    if lam is None else lam)
-            m = DPRidgeRegression(epsilon=eps, delta=dlt, lam=lam_, y_bounds=(-B, B), x_bounds=x_bounds,
-                                  weight_bound=1.0,
-                                  accountant=block.part(f"{prefix}outcome{a}"), label=f"outcome model, arm {a}",
-                                  random_state=_seed(rngs[1 + a])).fit(x[I], Yc[I],
-                                                                       sample_weight=(t[I] == a).astype(float))
-            out[f"m{a}"] = _bounded(m.predict(xF), -B, B, 0.0, int(F.sum()))
+            out[f"m{a}"], _ = _outcome_model(x, t, Yc, part == 1 + a, F, a, eps=eps, dlt=dlt, x_bounds=x_bounds, B=B,
+                                             lam=lam, part=block.part(f"{prefix}outcome{a}"), rng=rngs[1 + a])
     return out
 
 # %% ../nbs/11_dp_ate.ipynb #9d9a86d5
@@ -511,7 +531,7 @@ def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc,
             G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
     return G
 
-# %% ../nbs/11_dp_ate.ipynb #6b2f2ce7
+# %% ../nbs/11_dp_ate.ipynb #b44a99d4
 DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def _charge(acc, mu, eps, dlt, label):
@@ -798,7 +818,9 @@ class DPATE(BaseEstimator):
         shrink = None                                            # public proxy: can the nuisance models adjust?
         if private_models:
             sz = split_sizes(n, split)[:3] if design == "split" else crossfit_sizes(n, est)
-            shrink = nuisance_shrinkage(int(sz[sz > 0].min()), eps_n, n_features=x.shape[1], delta=dlt_n, lam=lam)
+            keep = 1 - OUTCOME_CENTRE_SHARE                      # the outcome ridge's share of its part's budget
+            shrink = nuisance_shrinkage(int(sz[sz > 0].min()), eps_n * keep, n_features=x.shape[1],
+                                        delta=dlt_n * keep, lam=lam)
         clip_on = private_models and private and score_clip == "auto" and shrink < NUISANCE_SHRINKAGE_LIMIT
         rho = SCORE_CLIP_SHARE if clip_on else 0.0               # Theorem 2b
         if share is None: share = 0.0 if clip_on else 0.1        # public rule: the histogram gives the variance
@@ -937,22 +959,25 @@ class DPATE(BaseEstimator):
             eps_n, dlt_n = eps * CROSSFIT_NUISANCE_SHARE, dlt * CROSSFIT_NUISANCE_SHARE
             mu_fin = gdp_mu(eps - eps_n, dlt - dlt_n)
         R = 2 * B                                                # the residuals' public bound
+        keep = 1 - OUTCOME_CENTRE_SHARE                          # public proxy: can the control model adjust?
+        n_model = int(att_parts_sizes(n, design)[0])
+        shrink = nuisance_shrinkage(n_model, eps_n * keep, n_features=x.shape[1], delta=dlt_n * keep, lam=lam)
         if private:     # both grid plans, before any charge (a budget too small for one fails here)
-            plan_gaussian(gaussian_sigma(eps_n * ATT_CENTRE_SHARE, dlt_n * ATT_CENTRE_SHARE, 1.0), 1.0, 5)
+            plan_gaussian(gaussian_sigma(eps_n * OUTCOME_CENTRE_SHARE, dlt_n * OUTCOME_CENTRE_SHARE, 1.0), 1.0, 5)
             plan_gaussian(gdp_sigma(mu_fin, 1.0), 1.0, 5)
         acc = self._accountant(design, mu, eps, dlt)            # fail before the expensive part
         part_rng, _, ridge_rng, _ = spawn_generators(self.random_state, 4)   # DPATE's public streams
         noise = noise_rng(self.random_state, "DPATE att")       # secret stream (notebook 01a), never stored
         label = f"DPATE(att, {design})" + (": control models" if design == "crossfit" else "")
         r, tF, m, model_sd = _att_residuals(Yc, t, x, design=design, x_bounds=xb, lam=lam, B=B, eps=eps_n,
-                                            dlt=dlt_n, acc=acc, label=label, rngs=(part_rng, ridge_rng), noise=noise)
+                                            dlt=dlt_n, acc=acc, label=label, rngs=(part_rng, ridge_rng))
         if design == "crossfit":
             acc.spend(*((eps - eps_n, dlt - dlt_n) if private else (np.inf, 0.0)),
                       label="DPATE(att, crossfit): treated mean residual")
         v, plan = dim_release(r, tF, (-R, R), gdp_sigma(mu_fin, dim_sensitivity((-R, R))) if private else 0.0,
                               noise)
         res = att_estimate(v, m, R, plan.sd, 1 - level, model_sd)
-        sizes = split_sizes(n, (ATT_MODEL_SHARE, 1 - ATT_MODEL_SHARE)) if design == "split" else None
+        sizes = att_parts_sizes(n, design) if design == "split" else None
         vars(self).update(n_=n, design_=design, estimator_="g", estimand_="att", n_folds_=None,
                           split_sizes_=None if sizes is None else tuple(int(k) for k in sizes),
                           sigma1_=plan.sd, sigma2_=0.0, ate_=res["att"], ate_raw_=res["att"], stderr_=res["stderr"],
@@ -961,7 +986,7 @@ class DPATE(BaseEstimator):
                           mu1_=mu_fin, mu2_=0.0, stderr_noisy_=res["stderr"],
                           noise_sd_ate_=float(np.sqrt(res["noise_var"] + model_sd ** 2)), released_sums_=v,
                           model_sd_=model_sd,
-                          second_moment_bound_=None, n_final_=m, nuisance_shrinkage_=None, score_clip_level_=None,
+                          second_moment_bound_=None, n_final_=m, nuisance_shrinkage_=shrink, score_clip_level_=None,
                           clip_bias_estimate_=None, clip_histogram_=None)
         return self
 
@@ -1085,8 +1110,8 @@ class DPATE(BaseEstimator):
         if self.nuisance_shrinkage_ is not None and self.nuisance_shrinkage_ >= NUISANCE_SHRINKAGE_LIMIT and private:
             lines.append(f"note: at this n, number of covariates and epsilon the private outcome models are shrunk "
                          f"{100 * self.nuisance_shrinkage_:.1f}% toward a constant (public proxy): the estimate "
-                         "adjusts little for confounding, and the interval does not cover the bias this leaves "
-                         "(scores not clipped, so the interval stays at the worst-case range)")
+                         "adjusts little for confounding, and the interval does not cover the bias this leaves" +
+                         ("" if att else " (scores not clipped, so the interval stays at the worst-case range)"))
         if self.score_clip_level_ is not None:
             R = np.sqrt(sensitivity_constant(est, self.outcome_bound_, self.propensity_clip)) / 2
             lines.append(f"note: scores clipped at ±{self.score_clip_level_:.4g} (worst case ±{R:.4g}), a level "
@@ -1099,9 +1124,8 @@ class DPATE(BaseEstimator):
                          "bounds allow: the noise dominates at this n and epsilon")
         return "\n".join(lines)
 
-# %% ../nbs/11_dp_ate.ipynb #f50f93a7
+# %% ../nbs/11_dp_ate.ipynb #b183723a
 ATT_MODEL_SHARE = 0.5    # split design: the public share of n in the control model's part (the rest is averaged)
-ATT_CENTRE_SHARE = 0.1   # the public share of a model part's (ε, δ) spent on its private control mean (the centre)
 
 def att_estimate(v, # the released residual statistic ṽ (`dim_statistics` of r with bounds (−R, R))
                  n:int, # public number of residuals
@@ -1118,39 +1142,21 @@ def att_estimate(v, # the released residual statistic ṽ (`dim_statistics` of r
     return dict(att=att, stderr=se, interval=(max(att - z * se, -R), min(att + z * se, R)), n_treated=n1,
                 noise_var=a["noise_var"][1])
 
-# %% ../nbs/11_dp_ate.ipynb #f9e37077
-def _control_model(x, t, Yc, I, F, *, eps, dlt, x_bounds, B, lam, part, rngs):
-    """Theorem 2d's nuisance: on records I, the private control mean (`dim_release` at ATT_CENTRE_SHARE of (eps, dlt),
-    `rngs[0]` the secret noise stream) and a DP ridge of the control outcomes centred there (`rngs[1]`, public);
-    returns its predictions on F, in [−B, B], and the public bound σ_ξ·max‖φ(x)‖ on the sd its coefficients' noise
-    adds to any prediction."""
-    private = is_private(eps)
-    e_c, d_c = (eps * ATT_CENTRE_SHARE, dlt * ATT_CENTRE_SHARE) if private else (np.inf, 0.0)
-    e_m, d_m = (eps - e_c, dlt - d_c) if private else (np.inf, 0.0)
-    sigma = gaussian_sigma(e_c, d_c, dim_sensitivity((-B, B))) if private else 0.0
-    part.spend(e_c, d_c, label="control mean (the outcome model's centre)")
-    v, plan = dim_release(Yc[I], t[I], (-B, B), sigma, rngs[0])
-    centre = float(arm_moments(v, int(I.sum()), (-B, B), plan.sd)["mean"][0])
-    lam_ = (split_nuisance_lam(int(I.sum()), e_m, kind="ridge", n_features=x.shape[1], delta=d_m)
-            if lam is None else lam)
-    m = DPRidgeRegression(epsilon=e_m, delta=d_m, lam=lam_, y_bounds=(centre - B, centre + B), x_bounds=x_bounds,
-                          weight_bound=1.0, accountant=part, label="outcome model, arm 0",
-                          random_state=_seed(rngs[1]))
-    with quiet_data_warnings(): m.fit(x[I], Yc[I], sample_weight=(t[I] == 0).astype(float))
-    return _bounded(m.predict(x[F]), -B, B, centre, int(F.sum())), float(m.noise_.scale * m.feature_map_.norm_bound)
+# %% ../nbs/11_dp_ate.ipynb #16d60d4b
+def att_parts_sizes(n:int, design:str) -> np.ndarray:
+    "Public sizes of the two parts: (model, final) for the split design (`ATT_MODEL_SHARE`), the two folds otherwise."
+    share = ATT_MODEL_SHARE if design == "split" else 0.5
+    return split_sizes(n, (share, 1 - share))
 
 def att_parts(n:int, design:str, random_state=None) -> np.ndarray:
-    """Public part of each record: split design 0 = model part, 1 = final part (`ATT_MODEL_SHARE`); cross-fitted
-    design: the fold (0 or 1, halves). A uniform arrangement of public sizes, data-independent."""
-    share = ATT_MODEL_SHARE if design == "split" else 0.5
-    sizes = split_sizes(n, (share, 1 - share))
-    return check_random_state(random_state).permutation(np.repeat(np.arange(2), sizes))
+    """Public part of each record: split design 0 = model part, 1 = final part; cross-fitted design: the fold (0 or
+    1). A uniform arrangement of `att_parts_sizes`, data-independent."""
+    return check_random_state(random_state).permutation(np.repeat(np.arange(2), att_parts_sizes(n, design)))
 
-def _att_residuals(Yc, t, x, *, design, x_bounds, lam, B, eps, dlt, acc, label, rngs, noise):
+def _att_residuals(Yc, t, x, *, design, x_bounds, lam, B, eps, dlt, acc, label, rngs):
     """Theorem 2d's nuisance stage: (r on the averaged records, their T, their number, the largest model sd bound).
-    `rngs`: 2 public Generators
-    (partition, ridge); `noise`: the secret stream. The split design charges the final part's (eps, dlt) in the
-    same parallel block; the cross-fitted design leaves the final stage to the caller."""
+    `rngs`: 2 public Generators (partition, control model). The split design charges the final part's (eps, dlt) in
+    the same parallel block; the cross-fitted design leaves the final stage to the caller."""
     part = att_parts(len(Yc), design, rngs[0])
     folds = (0,) if design == "split" else (0, 1)
     ridge = spawn_generators(_seed(rngs[1]), len(folds))
@@ -1158,9 +1164,9 @@ def _att_residuals(Yc, t, x, *, design, x_bounds, lam, B, eps, dlt, acc, label, 
     with acc.parallel(label) as block:
         for f in folds:
             I, F = part == f, part != f
-            m0, sd_f = _control_model(x, t, Yc, I, F, eps=eps, dlt=dlt, x_bounds=x_bounds, B=B, lam=lam,
+            m0, sd_f = _outcome_model(x, t, Yc, I, F, 0, eps=eps, dlt=dlt, x_bounds=x_bounds, B=B, lam=lam,
                                    part=block.part(f"model part {f}" if design == "crossfit" else "model part"),
-                                   rngs=(noise, ridge[f]))
+                                   rng=ridge[f])
             r[F], keep[F], sd = Yc[F] - m0, True, max(sd, sd_f)
         if design == "split":
             block.spend(eps, dlt, part="final", label="treated mean residual and its standard error")

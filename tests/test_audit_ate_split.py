@@ -270,7 +270,7 @@ def test_audit_att_residual_release():
         eps = gdp_epsilon(mu, dlt)
         r, tF, m, _ = _att_residuals(Y, T, X, design="split", x_bounds=np.array([[-1.0, -1.0], [1.0, 1.0]]), lam=None,
                                      B=B, eps=eps, dlt=dlt, acc=PrivacyAccountant(), label="audit",
-                                     rngs=(part_rng, ridge_rng), noise=noise)
+                                     rngs=(part_rng, ridge_rng))
         v, plan = dim_release(r, tF, (-2 * B, 2 * B), gdp_sigma(mu, 4 * B), noise)
     assert np.array_equal(v, d.released_sums_)                       # the audited release is DPATE's own
     r0, r1, t0, t1 = r.copy(), r.copy(), tF.copy(), tF.copy()
