@@ -11,7 +11,7 @@ from dp_causal_nb.schema import Schema
 from cli_runner import run
 
 N = 200
-NOISED = {"ate", "conf_int_95", "stderr", "cate", "lower", "upper", "ate_interval", "clamped", "notes",
+NOISED = {"ate", "conf_int_95", "stderr", "cate", "lower", "upper", "ate_interval", "clamped", "notes", "sensitivity",
           "sha256"}   # the hash of a saved file covers its noised coefficients
 
 
