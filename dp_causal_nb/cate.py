@@ -517,7 +517,7 @@ class CATESummary:
         return "\n".join(lines + ([self.note] if self.note else []))
     def __repr__(self): return str(self)
 
-# %% ../nbs/08_dp_cate.ipynb #b0f84255
+# %% ../nbs/08_dp_cate.ipynb #8c095115
 def _set_if_param(model, **kw):
     """set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library
     models."""
@@ -595,8 +595,9 @@ class DPCATE(_ReleaseReport, BaseEstimator):
         on that released value (notebook 08a, "Centred targets"). With an
         explicit `calibration`, "auto" means "ridge". "ridge": weighted ridge on a public feature map; "kernel":
         weighted kernel ridge with the normalised Gaussian kernel (both with their documented defaults below).
-    epsilon, delta : float, default 1.0, 1e-5
-        Total privacy budget of the fit. ``epsilon=np.inf`` is NON-PRIVATE (labelled so in `summary`).
+    epsilon, delta : float (required), default delta 1e-5
+        Total privacy budget of the fit; there is no default ε (as `DPATE`). ``epsilon=np.inf`` is NON-PRIVATE
+        (labelled so in `summary`, and charged (∞, 0): no δ).
     x_bounds : (lower, upper)
         PUBLIC bounds of the covariates (required; never inferred from the data).
     outcome_bounds : (lower, upper)
@@ -696,6 +697,11 @@ class DPCATE(_ReleaseReport, BaseEstimator):
     object passed in, or the parameters of diffprivlib / interpret DP models); it must be ≤ (ε/2, δ/2) and is checked
     against the budget before fitting. If a library's guarantee is only known after fitting and turns out larger than
     declared, `fit` raises `BudgetError` and discards that model (its output is never used).
+
+    Intervals: `effect_interval` / `ate_interval` cover sampling error and privacy noise (notebook 08, "Intervals that
+    cover sampling and privacy noise"; measured coverage of τ in its table). For calibration "parameter" the second
+    stage spends `VARIANCE_SHARE` of its (ε, δ) on two released variance statistics and the rest on θ̃.
+    `noise_interval` / `ate_noise_interval` cover the privacy noise only.
 
     Budget: one parallel block "DPCATE" with parts "nuisance" (propensity then outcome, (ε/2, δ/2) each) and
     "second_stage" (ε, δ), charged in `fit` before any noise is drawn to `accountant`, or, when it is None, to the
