@@ -15,9 +15,9 @@ from .rkhs import (check_lam, check_loss, fit_kernel_regression, SquaredLoss, rk
 from .erm import LAM_FLOOR  # the library's one public floor on λ relative to the feature scale
 
 # %% auto #0
-__all__ = ['LAMBDA_CONVENTION', 'library_lam', 'check_lam_floor', 'WeightedRidge', 'WeightedKernelRidge', 'stage2_constants',
-           'check_stage2_records', 'ridge_parameter_sensitivity', 'kernel_rkhs_sensitivity',
-           'certified_rkhs_sensitivity', 'StageRelease']
+__all__ = ['LAMBDA_CONVENTION', 'PROGRESS_MIN_N', 'library_lam', 'check_lam_floor', 'WeightedRidge', 'WeightedKernelRidge',
+           'stage2_constants', 'check_stage2_records', 'ridge_parameter_sensitivity', 'kernel_rkhs_sensitivity',
+           'certified_rkhs_sensitivity', 'StageRelease', 'ClampedRelease', 'clamp_to_feasible', 'progress_bar']
 
 # %% ../nbs/07a_second_stage.ipynb #94ba17e1
 LAMBDA_CONVENTION = "J(theta) = (1/n) sum_i w_i loss(theta; z_i) + (lam/2) ||theta||^2"
@@ -30,7 +30,7 @@ def library_lam(lam_paper:float, # λ of the paper's form (1/n) Σ ρ ℓ + λ |
     lam = check_lam(lam_paper)
     return lam if half_loss else 2.0 * lam
 
-# %% ../nbs/07a_second_stage.ipynb #ed3893eb
+# %% ../nbs/07a_second_stage.ipynb #d9576c48
 def _check_stage_inputs(X, phi, rho):
     X = check_array(X, "X", ndim=2)
     phi = check_array(phi, "phi", ndim=1)
@@ -167,7 +167,7 @@ class WeightedKernelRidge:
                                 + (" [holds training data: curator-side, do not publish]"
                                    if hasattr(self, "X_") else ""))
 
-# %% ../nbs/07a_second_stage.ipynb #bfcbe0b7
+# %% ../nbs/07a_second_stage.ipynb #53f3ff1f
 def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -> dict:
     """Public B_φ, ρ_max, sup|ρφ|, E = sup ρφ², G = sup|ĝ|, M (weighted Lipschitz) and the squared-loss range B
     (Derivation 2)."""
@@ -240,7 +240,7 @@ def certified_rkhs_sensitivity(loss, *, lam:float, n:int, bandwidth:float, q:int
     inflation = 2 * tol["error"]
     return dict(lemma=lemma, inflation=inflation, sensitivity=lemma + inflation, weighted_lipschitz=M, tol=tol)
 
-# %% ../nbs/07a_second_stage.ipynb #685b2db3
+# %% ../nbs/07a_second_stage.ipynb #0fd58c48
 from dataclasses import dataclass
 from typing import Callable
 
@@ -292,3 +292,51 @@ class StageRelease:
         return (f"StageRelease(learner={self.learner!r}, n={len(self.phi)}, lam={self.lam:g}, "
                 f"bandwidth={self.bandwidth:g}, epsilon={self.epsilon:g}) [curator-side: holds "
                 "the second-stage records]")
+
+# %% ../nbs/07a_second_stage.ipynb #11dc5d4f
+@dataclass(frozen=True)
+class ClampedRelease:
+    "Released values (and interval ends) clamped to the feasible CATE range; `clamped[i]`: point i was changed."
+    value: np.ndarray
+    lower: np.ndarray | None
+    upper: np.ndarray | None
+    clamped: np.ndarray
+    feasible: tuple
+
+def clamp_to_feasible(value, outcome_bounds, half_width=None) -> ClampedRelease:
+    """Clamp released CATE values (and the intervals ``value ± half_width``) to ``[-R, R]``, R = the outcome range.
+
+    Parameters
+    ----------
+    value : scalar or (d,) released values; outcome_bounds : PUBLIC (lo, hi) outcome bounds.
+    half_width : None, scalar or (d,) interval half-widths (>= 0).
+
+    Returns
+    -------
+    ClampedRelease : value, lower, upper (None without `half_width`) as arrays of value's shape; an interval lying
+    wholly beyond one end of the range becomes that side of the range ([0, R] or [-R, 0]); `clamped` per point.
+    """
+    lo_y, hi_y = check_bounds(outcome_bounds, "outcome_bounds", 1)
+    R = float(hi_y[0] - lo_y[0])
+    raw = np.asarray(value, dtype=float)
+    v = np.clip(raw, -R, R)
+    clamped = v != raw
+    if half_width is None: return ClampedRelease(v, None, None, clamped, (-R, R))
+    hw = np.broadcast_to(np.asarray(half_width, dtype=float), raw.shape)
+    if np.any(hw < 0): raise ValueError("half_width must be >= 0")
+    lo_raw, hi_raw = raw - hw, raw + hw
+    low, up = np.clip(lo_raw, -R, R), np.clip(hi_raw, -R, R)
+    above, below = lo_raw > R, hi_raw < -R                 # the whole raw interval beyond one end
+    low = np.where(above, 0.0, low)
+    up = np.where(below, 0.0, up)
+    clamped = clamped | (low != lo_raw) | (up != hi_raw)
+    return ClampedRelease(v, low, up, clamped, (-R, R))
+
+# %% ../nbs/07a_second_stage.ipynb #5fd1db01
+PROGRESS_MIN_N = 5000   # public rule: progress=None shows a bar for the kernel stage from this many records on
+
+def progress_bar(progress, default:bool, total:int, desc:str):
+    "A tqdm bar over `total` steps, shown when `progress` is True, or when it is None and the public `default` holds."
+    from tqdm.auto import tqdm
+    show = default if progress is None else bool(progress)
+    return tqdm(total=total, desc=desc, disable=not show, leave=False)
