@@ -560,7 +560,7 @@ def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc,
             G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
     return G
 
-# %% ../nbs/11_dp_ate.ipynb #9b6e1585
+# %% ../nbs/11_dp_ate.ipynb #010f454c
 DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def _charge(acc, mu, eps, dlt, label):
@@ -615,9 +615,12 @@ class DPATE(BaseEstimator):
         (ε, δ)-DP only: it is charged, and reports, the (ε, δ) that μ implies.
     outcome_bounds : (float, float)
         Public bounds lo ≤ Y ≤ hi, declared from domain knowledge (required).
-    x_bounds : (lower, upper), optional
-        Public covariate bounds (scalars or one per column) for the split design's DP-ERM feature map; covariates
-        outside are clipped to them (silently).
+    x_bounds : (lower, upper), dict or Schema, optional
+        Public covariate bounds for the split and cross-fitted designs' DP-ERM feature map: a pair of scalars (every
+        column), a pair of per-column arrays, a dict {column: (lo, hi) or {"categories": [...]}} or a ``Schema``
+        (notebook 00a) for a pandas DataFrame ``X``, e.g. ``x_bounds=Schema({"age": (18, 90), "sex": {"categories":
+        ["f", "m"]}})``; categorical columns are one-hot encoded and the fitted ``feature_names_out_`` name them.
+        Covariates outside are clipped to the bounds (silently).
     propensity_clip : float in (0, 0.5), default 0.1
         c: every propensity estimate is clipped to [c, 1 − c] (public; B_π = 1/c).
     propensity_model, outcome_model : scikit-learn estimators, optional

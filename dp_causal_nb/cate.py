@@ -103,7 +103,7 @@ def _boosting_nuisances(rs):
             HistGradientBoostingRegressor(random_state=seed("outcome")))
 
 # %% ../nbs/08_dp_cate.ipynb #53ec0bc1
-VARIANCE_SHARE = 0.1   # public rule: share of the second stage's (ε, δ) spent on the sampling-variance statistics
+VARIANCE_SHARE = 0.05  # public rule: share of the second stage's (ε, δ) spent on the sampling-variance statistics
 Z_VARIANCE = 1.645     # the statistics enter the interval at their one-sided 95 % upper confidence bound
 
 def release_budget(epsilon:float, delta:float) -> tuple:

@@ -627,7 +627,7 @@ def _write_points(path, covs, Q, vals, lo, hi):
     except OSError as e: raise CLIError(f"cannot write {path!r}: {e.strerror or e}") from None
     return path
 
-# %% ../nbs/13_cli.ipynb #0f6ba42f
+# %% ../nbs/13_cli.ipynb #6f294aa3
 def _noise_note(sd:float, vals) -> list:
     "The note `DPCATE.summary` gives, for the saved function: noise sd against the spread of the released values."
     spread = float(np.std(vals))
@@ -650,7 +650,8 @@ def run_cate_eval(args) -> dict:
     "Run `dp-causal cate-eval`: evaluate a saved shareable CATE function at the points of a CSV (post-processing)."
     from dp_causal_nb.functional import SharedCATEFunction
     from dp_causal_nb.release_format import ReleaseFormatError
-    from scipy import stats
+    from dp_causal_nb.second_stage import clamp_to_feasible
+    from scipy.special import ndtri
     digest = _file_sha256(args.release, args.expect_sha256)
     try: g = SharedCATEFunction.load(args.release)
     except (ReleaseFormatError, OSError) as e: raise CLIError(str(e).splitlines()[0]) from None
@@ -665,18 +666,16 @@ def run_cate_eval(args) -> dict:
         from dp_causal_nb.schema import Schema
         schema = Schema.from_dict(info["schema"])
     Q, shown = _query_points(args.points, covs, schema)
-    raw = g(Q)
-    hw = stats.norm.ppf(1 - a / 2) * sd
-    R = bounds[1] - bounds[0]
-    vals, lo, hi = (np.clip(v, -R, R) for v in (raw, raw - hw, raw + hw))
+    c = clamp_to_feasible(g.raw(Q), bounds, ndtri(1 - a / 2) * sd)     # the library's one clamping rule
+    vals, lo, hi = c.value, c.lower, c.upper
     return dict(job="cate-eval", release=args.release, sha256=digest, sha256_checked=args.expect_sha256 is not None,
                 covariates=covs, privacy=info.get("privacy", "unknown"),
                 points=shown, cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=a,
-                clamped=bool(np.any(vals != raw) or np.any(lo != raw - hw) or np.any(hi != raw + hw)),
-                feasible_range=[-R, R], noise_sd_point=sd, notes=_noise_note(sd, vals),
+                clamped=bool(np.any(c.clamped)), clamped_points=[bool(v) for v in c.clamped],
+                feasible_range=list(c.feasible), noise_sd_point=sd, notes=_noise_note(sd, vals),
                 out=_write_points(args.out, covs, shown, vals, lo, hi))
 
-# %% ../nbs/13_cli.ipynb #7ecefe53
+# %% ../nbs/13_cli.ipynb #0002b559
 def format_cate(r:dict) -> str:
     "The CATE release as text (public inputs, public query points and released numbers only)."
     lvl = f"{100 * (1 - r['alpha']):g}%" if "alpha" in r else ""
@@ -694,15 +693,19 @@ def format_cate(r:dict) -> str:
                 f"noised coefficients, no training record (publishable)\n  privacy-noise sd at every point "
                 f"{r['noise_sd_point']:.4g}; evaluate it with: dp-causal cate-eval {r['saved']} --points POINTS.csv\n"
                 f"  SHA-256 {r['sha256']}: post it next to the file; readers check it with --expect-sha256")
-    lines = [head, f"  {lvl} intervals cover the non-private second-stage fit (privacy noise only; the sampling error "
-             f"is not included); values clamped to the feasible range [{r['feasible_range'][0]:g}, "
-             f"{r['feasible_range'][1]:g}] are marked *"]
+    covers = ("sampling and privacy noise (privacy noise only for the kernel second stage)" if r["job"] == "cate"
+              else "the privacy noise of the shared function (its sampling error is not included)")
+    lines = [head, f"  {lvl} intervals cover {covers}; values clamped to the feasible range "
+             f"[{r['feasible_range'][0]:g}, {r['feasible_range'][1]:g}] are marked * (an interval beyond the range "
+             "becomes that side of it, never a zero-width certainty)"]
     if r.get("out"): lines.append(f"  wrote {len(r['cate'])} rows to {r['out']}")
     else:
         lines.append("  " + "".join(f"{c:>12}" for c in covs) + f"{'CATE':>12}{'lower':>12}{'upper':>12}")
         R = r["feasible_range"][1]
-        for q, v, a, b in zip(r["points"], r["cate"], r["lower"], r["upper"]):
-            star = "*" if max(abs(v), abs(a), abs(b)) >= R else " "
+        flags = r.get("clamped_points") or [max(abs(v), abs(a), abs(b)) >= R
+                                            for v, a, b in zip(r["cate"], r["lower"], r["upper"])]
+        for q, v, a, b, f in zip(r["points"], r["cate"], r["lower"], r["upper"], flags):
+            star = "*" if f else " "
             lines.append("  " + "".join(f"{x:12.4g}" if isinstance(x, float) else f"{str(x):>12}" for x in q)
                          + f"{v:12.4g}{a:12.4g}{b:12.4g}{star}")
     if "ate" in r:
