@@ -24,7 +24,7 @@ __all__ = ['WeightCertificate', 'weight_movement', 'ipw_known_weights', 'ipw_kno
 # %% ../nbs/14_balancing_weights.ipynb #433135e4
 from .core import release_guard   # the one fit guard (00_core)
 
-# %% ../nbs/14_balancing_weights.ipynb #ced885e3
+# %% ../nbs/14_balancing_weights.ipynb #15550d9a
 class WeightCertificate(NamedTuple):
     "Public worst-case bound on S(D, D') = Σ_{i≠j}|wᵢ − wᵢ'| + w_j + w_j' over replace-one neighbours of size n."
     others: float        # S̄_others ≥ Σ_{i≠j}|wᵢ − wᵢ'| (0 for record-local weights; inf if not DP)
@@ -36,6 +36,7 @@ class WeightCertificate(NamedTuple):
         "S̄ = S̄_others + 2W."
         return self.others + 2.0 * self.weight_bound
 
+# %% ../nbs/14_balancing_weights.ipynb #64d80429
 def weight_movement(w, w2, j:int=0) -> tuple:
     "(Σ_{i≠j}|wᵢ − w2ᵢ|, w_j + w2_j, S) for the weights of two neighbouring datasets differing in record j."
     w, w2 = np.asarray(w, float), np.asarray(w2, float)
@@ -45,12 +46,13 @@ def weight_movement(w, w2, j:int=0) -> tuple:
     own = float(w[j] + w2[j])
     return others, own, others + own
 
-# %% ../nbs/14_balancing_weights.ipynb #4599a238
+# %% ../nbs/14_balancing_weights.ipynb #684e547b
 def _arm_propensity(T, p1, clip):
     "π(aᵢ | xᵢ) from π(1 | xᵢ) = p1, clipped to [clip, 1 − clip] (a fixed per-record map)."
     p1 = np.clip(p1, clip, 1.0 - clip)
     return np.where(T == 1, p1, 1.0 - p1)
 
+# %% ../nbs/14_balancing_weights.ipynb #88336bd1
 def ipw_known_weights(T, # binary treatment, shape (n,)
                       propensity, # known public P(A=1 | xᵢ) per record (design of a randomised trial), or a scalar
                       *, propensity_clip:float): # public π_min in (0, 1/2]
@@ -61,6 +63,7 @@ def ipw_known_weights(T, # binary treatment, shape (n,)
     if ((p < 0) | (p > 1)).any(): raise ValueError("propensity must lie in [0, 1]")
     return 1.0 / _arm_propensity(T, p, clip)
 
+# %% ../nbs/14_balancing_weights.ipynb #bb7d3219
 def ipw_known_certificate(propensity_clip:float) -> WeightCertificate:
     "Theorem W1: S̄_others = 0, W = 1/π_min (S̄ = 2/π_min); worst case and tight."
     clip = check_scalar(propensity_clip, "propensity_clip", low=0, high=0.5, high_inclusive=True)
@@ -104,7 +107,7 @@ def ipw_estimated_weights(T, Phi, # propensity features φ(X), rows of norm ≤ 
     p1 = special.expit(Phi @ gamma)
     return 1.0 / np.maximum(clip, np.where(T == 1, p1, 1.0 - p1))
 
-# %% ../nbs/14_balancing_weights.ipynb #d0e02c7d
+# %% ../nbs/14_balancing_weights.ipynb #c479de41
 _EB_TAU = 1e-10   # public gradient tolerance of the entropy-balancing dual solver
 
 def _eb_constants(weight_cap, ridge, moment_bound):
@@ -113,6 +116,7 @@ def _eb_constants(weight_cap, ridge, moment_bound):
     B = float(np.sqrt(1.0 + float(moment_bound) ** 2))
     return W, rho, B
 
+# %% ../nbs/14_balancing_weights.ipynb #076ce51f
 def entropy_certificate(n:int, *, weight_cap:float, ridge:float, moment_bound:float=1.0,
                         tol:float=_EB_TAU) -> WeightCertificate:
     "Theorem W3: worst-case S̄_others of capped, ridge-penalised entropy balancing; W = weight_cap."
