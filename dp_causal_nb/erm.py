@@ -177,7 +177,7 @@ class NoiseSpec(NamedTuple):
     scale: float
     sensitivity: float = 0.0   # l2 sensitivity Δ₂ of the released vector (output perturbation)
 
-# %% ../nbs/04_dp_erm.ipynb #af1bd1e4
+# %% ../nbs/04_dp_erm.ipynb #15ffe99d
 def output_perturbation_noise(epsilon:float, delta:float, sensitivity:float) -> NoiseSpec:
     """Noise for releasing θ̂ + ξ: analytic Gaussian if δ > 0, per-coordinate Laplace (Δ₁ = √d·Δ₂) if δ = 0,
     none if ε = ∞."""
@@ -185,6 +185,7 @@ def output_perturbation_noise(epsilon:float, delta:float, sensitivity:float) -> 
     if delta > 0: return NoiseSpec("gaussian", _gaussian_sigma(epsilon, delta, sensitivity), sensitivity)
     return NoiseSpec("laplace", sensitivity / epsilon, sensitivity)
 
+# %% ../nbs/04_dp_erm.ipynb #2b38656d
 def release_plan(spec:NoiseSpec, d:int) -> GridPlan:
     "The grid plan (notebook 01a) of an output-perturbation release of `d` coordinates following `spec`."
     if spec.kind == "none": return plan_gaussian(0.0, 1.0, d)
