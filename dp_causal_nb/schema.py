@@ -259,7 +259,7 @@ def _to_dict(self) -> dict:
 def _is_schema(d):
     return all(hasattr(d, a) for a in ("transform", "encoded_bounds", "feature_names_out", "columns"))
 
-# %% ../nbs/00a_schema.ipynb #9eb23a29
+# %% ../nbs/00a_schema.ipynb #56a088c8
 @method_of(Schema, "from_dict", classmethod)
 def _from_dict(cls, d):
     "A Schema from `{column: declaration}` or the full form written by `to_dict`."
