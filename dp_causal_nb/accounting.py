@@ -13,7 +13,7 @@ from .core import BudgetError, check_epsilon_delta, check_scalar
 __all__ = ['compose_sequential', 'compose_parallel', 'compose_gdp', 'Spend', 'ParallelBlock', 'PrivacyAccountant',
            'GDPAccountant', 'default_accountant', 'set_default_accountant', 'resolve_accountant']
 
-# %% ../nbs/02_accounting.ipynb #75ad4760
+# %% ../nbs/02_accounting.ipynb #949cb2bf
 def _pairs(spends, name="spends"):
     "Validate an iterable of (epsilon, delta) pairs (or Spend records)."
     if isinstance(spends, tuple) and len(spends) == 2 and all(isinstance(s, numbers.Real) for s in spends):
@@ -115,7 +115,7 @@ class _Gdp:
     @staticmethod
     def fmt(c, p=6): return f"(μ={_g(c[0], p)})"
 
-# %% ../nbs/02_accounting.ipynb #45974ed5
+# %% ../nbs/02_accounting.ipynb #df6f4d75
 def _check_label(label, name="label") -> str:
     if not isinstance(label, str) or not label.strip():
         raise ValueError(f"{name} must be a non-empty string naming the release, got {label!r}")
@@ -233,21 +233,22 @@ class _Accountant(_Shared, _Owner):
         "The ledger as a plain-text table (parallel blocks with their parts indented)."
         names = self._alg.names
         f = lambda c: "".join(f"{_g(x):>12}" for x in c)
-        head = f"{'label':<44}" + "".join(f"{n:>12}" for n in names)
-        lines = [f"{type(self).__name__}", head, "-" * len(head)]
+        rows = []                                             # (label with its indent, cost, tag): labels in full
         def emit(rec, indent):
-            tag = "" if rec.private else "  (non-private)"
-            lines.append(f"{' ' * indent + rec.label:<44}"[:44].ljust(44) + f(rec.cost) + tag)
+            rows.append((" " * indent + rec.label, rec.cost, "" if rec.private else "  (non-private)"))
             for p, pr in (rec.parts or {}).items():
-                lines.append(f"{' ' * (indent + 2) + 'part ' + repr(p):<44}"[:44].ljust(44) + f(pr.cost))
+                rows.append((" " * (indent + 2) + "part " + repr(p), pr.cost, ""))
                 for it in pr.items: emit(it, indent + 4)
         for r in self._ledger: emit(r, 0)
         b = self._block
-        if b is not None and not b.closed and b._items:
-            lines.append(f"{'(open) ' + b.label:<44}"[:44].ljust(44) + f(b.cost))
-        lines += ["-" * len(head), f"{'total spent':<44}" + f(self._spent_now()),
-                  f"{'budget':<44}" + f(self._budget),
-                  f"{'remaining':<44}" + f(self._alg.left(self._budget, self._spent_now()))]
+        if b is not None and not b.closed and b._items: rows.append(("(open) " + b.label, b.cost, ""))
+        w = max([44] + [len(lab) + 2 for lab, _, _ in rows])      # the column fits the longest label
+        head = f"{'label':<{w}}" + "".join(f"{n:>12}" for n in names)
+        lines = [f"{type(self).__name__}", head, "-" * len(head)]
+        lines += [f"{lab:<{w}}" + f(cost) + tag for lab, cost, tag in rows]
+        lines += ["-" * len(head), f"{'total spent':<{w}}" + f(self._spent_now()),
+                  f"{'budget':<{w}}" + f(self._budget),
+                  f"{'remaining':<{w}}" + f(self._alg.left(self._budget, self._spent_now()))]
         return "\n".join(lines)
 
     def __str__(self): return self.summary()
@@ -351,7 +352,7 @@ class _PartView(_Shared, _Owner):
     def __repr__(self):
         return f"part {self.part_name!r} of block '{self._parent.label}': spent {self._alg.fmt(self.spent)}"
 
-# %% ../nbs/02_accounting.ipynb #1fd33d0b
+# %% ../nbs/02_accounting.ipynb #c8686c1e
 class PrivacyAccountant(_Accountant):
     """Records (ε, δ) spends with labels; raises `BudgetError` (recording nothing) before any overspend.
 
@@ -442,7 +443,7 @@ class _EDPart(_PartView):
         return self._block
 _EDBlock._view_cls = _EDPart
 
-# %% ../nbs/02_accounting.ipynb #2cf69d03
+# %% ../nbs/02_accounting.ipynb #87463e33
 def _no_ed_spend(*args, **kwargs):
     raise TypeError("a GDP accountant is charged in μ: call spend_gdp(mu, label=...) (μ = sensitivity/σ for a "
                     "Gaussian mechanism); an (ε, δ) release cannot be converted to μ-GDP, use a PrivacyAccountant")
@@ -536,7 +537,7 @@ class _GPart(_PartView):
     def spent(self) -> float: return self._spent_t()[0]
 _GBlock._view_cls = _GPart
 
-# %% ../nbs/02_accounting.ipynb #ab134be3
+# %% ../nbs/02_accounting.ipynb #c090d6a4
 _DEFAULT = {"accountant": None, "token": None}
 
 def default_accountant():

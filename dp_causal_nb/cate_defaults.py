@@ -14,7 +14,7 @@ from .secure_noise import plan_gaussian, grid_release
 __all__ = ['D_RFF_MAX', 'NU_FUNCTION', 'NU_AFFINE', 'NU_AFFINE_MAX', 'LAM_SHAPE', 'LAM_AFFINE', 'TARGET_CLIP', 'LAM_PROP',
            'ATE_SHARE', 'SPLIT_FUNCTION', 'noise_index', 'default_cate_params', 'dr_constant_bound', 'private_constant']
 
-# %% ../nbs/08a_cate_defaults.ipynb #830e9d62
+# %% ../nbs/08a_cate_defaults.ipynb #d2bc6848
 def noise_index(n:int, epsilon:float, delta:float, split:float=0.5) -> float:
     """ν = σ₁(ε, δ)/n₂ (public, scale-free): the Gaussian noise of one bounded mean on the second-stage part, in units
     of its range."""
@@ -23,7 +23,7 @@ def noise_index(n:int, epsilon:float, delta:float, split:float=0.5) -> float:
     n2 = n - int(n * (1 - split))
     return gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #9d91ee4b
+# %% ../nbs/08a_cate_defaults.ipynb #2cf8cb04
 D_RFF_MAX = 5        # d ≤ this: random-feature shape; d > this: affine shape on targets centred on the released ĉ
 NU_FUNCTION = 0.01   # d ≤ D_RFF_MAX: release a shape when ν·d^{3/2} ≤ this (else the private constant alone)
 NU_AFFINE = 0.012    # d > D_RFF_MAX: release the affine shape when ν·d ≤ this ...
@@ -71,7 +71,7 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
                         center_targets=affine)
     return p | dict(mode="constant", feature_map=None, ate_share=1.0, lam=None)
 
-# %% ../nbs/08a_cate_defaults.ipynb #e0c8be01
+# %% ../nbs/08a_cate_defaults.ipynb #2efee312
 def dr_constant_bound(outcome_bounds, propensity_clip:float) -> float:
     "M = R/κ ≥ |φ_DR| when Y, μ̂ lie in the outcome bounds and π̂ in [κ, 1−κ] (derivation above; tight)."
     lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1)

@@ -15,9 +15,9 @@ from .rkhs import (check_lam, check_loss, fit_kernel_regression, SquaredLoss, rk
 from .erm import LAM_FLOOR  # the library's one public floor on λ relative to the feature scale
 
 # %% auto #0
-__all__ = ['LAMBDA_CONVENTION', 'library_lam', 'check_lam_floor', 'WeightedRidge', 'WeightedKernelRidge', 'stage2_constants',
-           'check_stage2_records', 'ridge_parameter_sensitivity', 'kernel_rkhs_sensitivity',
-           'certified_rkhs_sensitivity', 'StageRelease']
+__all__ = ['LAMBDA_CONVENTION', 'PROGRESS_MIN_N', 'library_lam', 'check_lam_floor', 'WeightedRidge', 'WeightedKernelRidge',
+           'stage2_constants', 'check_stage2_records', 'ridge_parameter_sensitivity', 'kernel_rkhs_sensitivity',
+           'certified_rkhs_sensitivity', 'StageRelease', 'ClampedRelease', 'clamp_to_feasible', 'progress_bar']
 
 # %% ../nbs/07a_second_stage.ipynb #94ba17e1
 LAMBDA_CONVENTION = "J(theta) = (1/n) sum_i w_i loss(theta; z_i) + (lam/2) ||theta||^2"
@@ -30,7 +30,7 @@ def library_lam(lam_paper:float, # λ of the paper's form (1/n) Σ ρ ℓ + λ |
     lam = check_lam(lam_paper)
     return lam if half_loss else 2.0 * lam
 
-# %% ../nbs/07a_second_stage.ipynb #c1b1a1a8
+# %% ../nbs/07a_second_stage.ipynb #d9576c48
 def _check_stage_inputs(X, phi, rho):
     X = check_array(X, "X", ndim=2)
     phi = check_array(phi, "phi", ndim=1)
@@ -40,7 +40,6 @@ def _check_stage_inputs(X, phi, rho):
     if np.any(rho < 0): raise ValueError("rho (second-stage weights) must be non-negative")
     return X, phi, rho
 
-# %% ../nbs/07a_second_stage.ipynb #0bf162f9
 def check_lam_floor(lam:float, Bf:float):
     """Refuse λ < LAM_FLOOR·B_f² (public: below it the weighted Gram plus λI can be numerically singular on some data
     only)."""
@@ -48,7 +47,6 @@ def check_lam_floor(lam:float, Bf:float):
         raise ValueError(f"lam must be at least {LAM_FLOOR:g}·B_f² = {LAM_FLOOR * Bf * Bf:.3g} (B_f = the feature "
                          "map's norm bound); a smaller λ is a parameter error for every dataset")
 
-# %% ../nbs/07a_second_stage.ipynb #d2c2cfcd
 class WeightedRidge:
     """Parametric second stage $g(x)=\\theta^\\top f(x)$,
     $\\hat\\theta=\\arg\\min\\frac1n\\sum\\rho_i(\\phi_i-\\theta^\\top f(X_i))^2+\\lambda\\lVert\\theta\\rVert^2$
@@ -107,7 +105,6 @@ class WeightedRidge:
         return float(np.linalg.norm(self.theta_) * feature_norm_bound(self.feature_map))
 
 
-# %% ../nbs/07a_second_stage.ipynb #c37c94ee
 class WeightedKernelRidge:
     """Kernel second stage in the RKHS of the normalised Gaussian kernel; holds its training inputs (curator-side).
 
@@ -170,7 +167,7 @@ class WeightedKernelRidge:
                                 + (" [holds training data: curator-side, do not publish]"
                                    if hasattr(self, "X_") else ""))
 
-# %% ../nbs/07a_second_stage.ipynb #18c5c58b
+# %% ../nbs/07a_second_stage.ipynb #53f3ff1f
 def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -> dict:
     """Public B_φ, ρ_max, sup|ρφ|, E = sup ρφ², G = sup|ĝ|, M (weighted Lipschitz) and the squared-loss range B
     (Derivation 2)."""
@@ -187,7 +184,6 @@ def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -
     return dict(phi_bound=Bphi, rho_max=rho_max, rho_phi_bound=rphi, energy=E, g_bound=G,
                 weighted_lipschitz=2 * (rphi + rho_max * G), loss_range=Bphi + G)
 
-# %% ../nbs/07a_second_stage.ipynb #639c5578
 def check_stage2_records(phi, rho, c:dict):
     """Raise unless every record satisfies the bounds the constants use: ρ ∈ [0, ρ_max], |φ| ≤ B_φ, |ρφ| ≤ sup|ρφ|, ρφ²
     ≤ E."""
@@ -203,7 +199,6 @@ def check_stage2_records(phi, rho, c:dict):
                          + ", ".join(bad)
                          + " violated; clip Y and the nuisances first. Nothing claimed, no noise drawn")
 
-# %% ../nbs/07a_second_stage.ipynb #2de9ee7c
 def ridge_parameter_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, norm_bound:float,
                                 n:int, theta_radius:float|None=None, phi_clip:float|None=None) -> float:
     """Worst-case replace-one l2 sensitivity of the weighted-ridge parameter, $2B_fS/(\\lambda n)$,
@@ -213,7 +208,6 @@ def ridge_parameter_sensitivity(learner:str, y_bounds, propensity_clip:float, la
     G = norm_bound * r
     return 2.0 * norm_bound * score_bound(learner, y_bounds, propensity_clip, G, phi_clip=phi_clip) / (lam * n)
 
-# %% ../nbs/07a_second_stage.ipynb #b85c2133
 def kernel_rkhs_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, q:int, bandwidth:float,
                             n:int) -> float:
     """Worst-case replace-one RKHS-norm sensitivity of weighted kernel ridge, $2\\sqrt{K_0}S/(\\lambda n)$ = Lemma 1 at
@@ -298,3 +292,51 @@ class StageRelease:
         return (f"StageRelease(learner={self.learner!r}, n={len(self.phi)}, lam={self.lam:g}, "
                 f"bandwidth={self.bandwidth:g}, epsilon={self.epsilon:g}) [curator-side: holds "
                 "the second-stage records]")
+
+# %% ../nbs/07a_second_stage.ipynb #11dc5d4f
+@dataclass(frozen=True)
+class ClampedRelease:
+    "Released values (and interval ends) clamped to the feasible CATE range; `clamped[i]`: point i was changed."
+    value: np.ndarray
+    lower: np.ndarray | None
+    upper: np.ndarray | None
+    clamped: np.ndarray
+    feasible: tuple
+
+def clamp_to_feasible(value, outcome_bounds, half_width=None) -> ClampedRelease:
+    """Clamp released CATE values (and the intervals ``value ± half_width``) to ``[-R, R]``, R = the outcome range.
+
+    Parameters
+    ----------
+    value : scalar or (d,) released values; outcome_bounds : PUBLIC (lo, hi) outcome bounds.
+    half_width : None, scalar or (d,) interval half-widths (>= 0).
+
+    Returns
+    -------
+    ClampedRelease : value, lower, upper (None without `half_width`) as arrays of value's shape; an interval lying
+    wholly beyond one end of the range becomes that side of the range ([0, R] or [-R, 0]); `clamped` per point.
+    """
+    lo_y, hi_y = check_bounds(outcome_bounds, "outcome_bounds", 1)
+    R = float(hi_y[0] - lo_y[0])
+    raw = np.asarray(value, dtype=float)
+    v = np.clip(raw, -R, R)
+    clamped = v != raw
+    if half_width is None: return ClampedRelease(v, None, None, clamped, (-R, R))
+    hw = np.broadcast_to(np.asarray(half_width, dtype=float), raw.shape)
+    if np.any(hw < 0): raise ValueError("half_width must be >= 0")
+    lo_raw, hi_raw = raw - hw, raw + hw
+    low, up = np.clip(lo_raw, -R, R), np.clip(hi_raw, -R, R)
+    above, below = lo_raw > R, hi_raw < -R                 # the whole raw interval beyond one end
+    low = np.where(above, 0.0, low)
+    up = np.where(below, 0.0, up)
+    clamped = clamped | (low != lo_raw) | (up != hi_raw)
+    return ClampedRelease(v, low, up, clamped, (-R, R))
+
+# %% ../nbs/07a_second_stage.ipynb #5fd1db01
+PROGRESS_MIN_N = 5000   # public rule: progress=None shows a bar for the kernel stage from this many records on
+
+def progress_bar(progress, default:bool, total:int, desc:str):
+    "A tqdm bar over `total` steps, shown when `progress` is True, or when it is None and the public `default` holds."
+    from tqdm.auto import tqdm
+    show = default if progress is None else bool(progress)
+    return tqdm(total=total, desc=desc, disable=not show, leave=False)

@@ -22,10 +22,12 @@ def e_value_rr(rr:float) -> float:
     rr = max(rr, 1 / rr)
     return math.inf if math.isinf(rr) else rr + math.sqrt(rr * (rr - 1))
 
-# %% ../nbs/07c_sensitivity.ipynb #4eda96c1
+# %% ../nbs/07c_sensitivity.ipynb #e3d61b24
 def _rr_ratio(v, _): return v
 
-def _rr_standardized(v, sd): return math.exp(STANDARDIZED_TO_LOG_RR * v / sd)
+def _rr_standardized(v, sd):
+    "exp(0.91·v/sd), its exponent kept within ±700 so that a noise-dominated release gives a huge finite ratio, not 0."
+    return math.exp(min(max(STANDARDIZED_TO_LOG_RR * v / sd, -700.0), 700.0))
 
 # %% ../nbs/07c_sensitivity.ipynb #d890c760
 def _rr_risk_bound(v, _):

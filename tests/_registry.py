@@ -103,7 +103,7 @@ def _cli(*args):
     return make, fit
 
 _ATE = ("ate", "{data}", "--outcome", "y", "--treatment", "t", "--outcome-bounds", "{yb}", "--epsilon", "2",
-        "--delta", "1e-5", "--clip-outcomes", "--seed", "0", "--json")
+        "--delta", "1e-5", "--clip", "--seed", "0", "--json")
 _CATE = ("cate", "{data}", "--outcome", "y", "--treatment", "t", "--outcome-bounds", "{yb}", "--epsilon", "2",
          "--delta", "1e-5", "--clip", "--seed", "0", "--json")
 
@@ -116,10 +116,10 @@ REGISTRY = [
     Case("DPATE crossfit", _ate("crossfit"), _fit_ate),
     Case("DPATE effect on the treated, split",
          lambda acc, yb: DPATE(estimand="att", x_bounds=XB, outcome_bounds=yb, out_of_bounds="clip", accountant=acc,
-                               **KW), _fit_ate),
+                               nuisance_lam=0.01, **KW), _fit_ate),
     Case("DPATE effect on the treated, crossfit",
          lambda acc, yb: DPATE(estimand="att", design="crossfit", x_bounds=XB, outcome_bounds=yb,
-                               out_of_bounds="clip", accountant=acc, **KW), _fit_ate),
+                               out_of_bounds="clip", nuisance_lam=0.01, accountant=acc, **KW), _fit_ate),
     Case("DPATE randomized (difference in means)",
          lambda acc, yb: DPATE(randomized=True, outcome_bounds=yb, out_of_bounds="clip", accountant=acc, **KW),
          _fit_ate, cells=("Y",)),
@@ -165,9 +165,11 @@ REGISTRY = [
     Case("cli ate fold, no covariate bounds", *_cli(*_ATE, "--covariates", "x0,x1", "--design", "fold"),
          cells=("Y",)),      # the covariates' domain is then the finite reals: ±inf is refused (an invalid input)
     Case("cli ate split", *_cli(*_ATE, "--covariates", "x0,x1", "--x-bounds", "-1,1")),
-    Case("cli ate schema", *_cli(*_ATE, "--schema", "{schema}"), frame=True),
+    Case("cli ate schema", *_cli(*_ATE, "--schema", "{schema}", "--fill-missing"), frame=True),
+    Case("cli ate split, fill missing", *_cli(*_ATE, "--covariates", "x0,x1", "--x-bounds", "-1,1", "--fill-missing"),
+         frame=True),     # frame: the replay adds a missing covariate cell, which the declared fill takes
     Case("cli cate query", *_cli(*_CATE, "--covariates", "x0,x1", "--x-bounds", "-1,1", "--query", "{q}")),
-    Case("cli cate save", *_cli(*_CATE, "--schema", "{schema}", "--save", "{save}"), frame=True),
+    Case("cli cate save", *_cli(*_CATE, "--schema", "{schema}", "--fill-missing", "--save", "{save}"), frame=True),
 ]
 CASES = {c.name: c for c in REGISTRY}
 

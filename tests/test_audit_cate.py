@@ -14,7 +14,7 @@ import math, warnings
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
-from dp_causal_nb.cate import DPCATE
+from dp_causal_nb.cate import DPCATE, release_budget
 from dp_causal_nb.erm import DPRidgeRegression
 from dp_causal_nb.user_models import declare_private
 from dp_causal_nb.mechanisms import gaussian_sigma, gdp_mu
@@ -273,8 +273,9 @@ def test_auto_final_constant_near_tight():
     print(f"auto/constant: observed/sensitivity = {ratio:.4f}")
     assert 0.999 < ratio <= 1.0 + 1e-12
     sigma = e0.release_info_["sigma_constant"]
-    assert sigma == pytest.approx(gaussian_sigma(EPS, DELTA, sens), rel=1e-12) and e0.release_info_ == e1.release_info_
-    res, res_bad = _audit_pair(f0, f1, sigma, EPS, DELTA, seed=11)
+    eps_r, dlt_r = release_budget(EPS, DELTA)                  # the rest goes to the interval's statistics
+    assert sigma == pytest.approx(gaussian_sigma(eps_r, dlt_r, sens), rel=1e-12) and e0.release_info_ == e1.release_info_
+    res, res_bad = _audit_pair(f0, f1, sigma, eps_r, dlt_r, seed=11)
     print(f"auto/constant: ε lower bound {res.epsilon_lower:.3f} (claimed {EPS}); negative control {res_bad.epsilon_lower:.3f}")
 
 
@@ -314,14 +315,15 @@ def _audit_shape_pair(e0, e1, label):
     print(f"{label}: observed/sensitivity = {ratio:.4f}")
     assert 0.9 < ratio <= 1.0
     s = e0.rule_["ate_share"]; sigma = e0.release_info_["sigma"]
-    assert sigma == pytest.approx(gaussian_sigma((1 - s) * EPS, DELTA / 2, sens), rel=1e-12)
+    eps_r, dlt_r = release_budget(EPS, DELTA)                  # the rest goes to the interval's statistics
+    assert sigma == pytest.approx(gaussian_sigma((1 - s) * eps_r, dlt_r / 2, sens), rel=1e-12)
     assert e0.release_info_ == e1.release_info_
-    res = audit_mechanism(_gauss(f0, f1, sigma, sigma), 0, 1, n_runs=100_000, delta=DELTA / 2, random_state=13)
-    assert not res.violates((1 - s) * EPS), res
-    bad = np.linalg.norm(f1 - f0) / gdp_mu(4.0, DELTA / 2)
-    res_bad = audit_mechanism(_gauss(f0, f1, bad, bad), 0, 1, n_runs=100_000, delta=DELTA / 2, random_state=13)
-    assert res_bad.violates((1 - s) * EPS), res_bad
-    print(f"{label}: ε lower bound {res.epsilon_lower:.3f} (claimed {(1 - s) * EPS:.2f}); control {res_bad.epsilon_lower:.3f}")
+    res = audit_mechanism(_gauss(f0, f1, sigma, sigma), 0, 1, n_runs=100_000, delta=dlt_r / 2, random_state=13)
+    assert not res.violates((1 - s) * eps_r), res
+    bad = np.linalg.norm(f1 - f0) / gdp_mu(4.0, dlt_r / 2)
+    res_bad = audit_mechanism(_gauss(f0, f1, bad, bad), 0, 1, n_runs=100_000, delta=dlt_r / 2, random_state=13)
+    assert res_bad.violates((1 - s) * eps_r), res_bad
+    print(f"{label}: ε lower bound {res.epsilon_lower:.3f} (claimed {(1 - s) * eps_r:.2f}); control {res_bad.epsilon_lower:.3f}")
 
 
 # ---------- final='auto', affine regime (d > 5): the shape fitted to targets centred on the RELEASED constant ----------
@@ -343,7 +345,8 @@ def test_auto_final_centred_shape_near_tight(monkeypatch):
     assert e.rule_["center_targets"] and e.stage_.noised == 1 and e.target_clip_ == C
     assert e.theta_private_[0] == e.stage_.theta_[0]                  # no second noise on the released c̃
     s = e.rule_["ate_share"]; sc = e.release_info_["sigma_constant"]
-    assert sc == pytest.approx(gaussian_sigma(s * EPS, DELTA / 2, 2 * e.constant_bound_ / e.n_stage2_), rel=1e-12)
+    eps_r, dlt_r = release_budget(EPS, DELTA)
+    assert sc == pytest.approx(gaussian_sigma(s * eps_r, dlt_r / 2, 2 * e.constant_bound_ / e.n_stage2_), rel=1e-12)
     draws = []
     for seed in range(400):                                           # c̃ before the clamp: a wide clamp (R) binds
         monkeypatch.setattr(cate._ShrunkFinal, "post", lambda self, est, th: np.asarray(th, dtype=float))

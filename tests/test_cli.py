@@ -94,7 +94,7 @@ def _edit(csv_path, tmp_path, content):
     (["--mu", "1", "--propensity-clip", "0.5"], None, "propensity_clip must lie in (0, 0.5)", None),
     (["--epsilon", "-1", "--delta", "1e-6"], None, "epsilon must lie in (0, inf)", None),
     (["--epsilon", "1"], None, "--delta is required", None),
-    ([], None, "give a privacy budget", None),
+    ([], None, "one of the arguments --epsilon --mu is required", None),
     (["--mu", "1"], "nan", "missing values", "line"),
     (["--mu", "1"], "nonbinary", "T must be binary", "7"),
     (["--mu", "1"], "outofbounds", "outside the declared public bounds", "123.5"),
@@ -128,7 +128,7 @@ def test_no_data_dependent_warnings(degenerate_path):
             "0,1", "--folds", "5", "--seed", "0"]
     code, out, err = run(args + ["--mu", "1"])
     assert code == 0 and err == "", err
-    code, out, err = run(args + ["--mu", "1", "--clip-outcomes"])
+    code, out, err = run(args + ["--mu", "1", "--clip"])
     assert code == 0 and err == "", err
     # a warning about a PUBLIC input (delta >= 1/n, n = 16) is still shown
     code, out, err = run(args + ["--epsilon", "1", "--delta", "0.1"])
@@ -180,7 +180,7 @@ def test_pythonwarnings_error_and_bound_values(tmp_path):
     seen = set()
     for p in (d0, d1, d2):
         r = subprocess.run(CLI + ["ate", str(p), "--outcome", "y", "--treatment", "t", "--covariates", "x",
-                                  "--outcome-bounds", "0.1,0.3", "--clip-outcomes", "--folds", "4", "--mu", "1"],
+                                  "--outcome-bounds", "0.1,0.3", "--clip", "--folds", "4", "--mu", "1"],
                            capture_output=True, text=True, timeout=120, env=env)
         seen.add((r.returncode, r.stderr))
     assert seen == {(0, "")}, seen
@@ -278,9 +278,10 @@ def test_cate_bad_inputs(tmp_path, cate_files, content, message, secret):
 
 
 def test_schema_neighbours_behave_alike(tmp_path):
-    """With a declared schema, a record with an unseen category, a missing cell or a non-numeric cell in a
-    numeric column is encoded by the schema's public rule: the command's observable behaviour (exit status, stderr,
-    the released fields other than the noised numbers) is the same as on the neighbour with an ordinary record."""
+    """With a declared schema and --fill-missing, a record with an unseen category, a missing cell or a non-numeric
+    cell in a numeric column is encoded by the schema's public rule: the command's observable behaviour (exit status,
+    stderr, the released fields other than the noised numbers) is the same as on the neighbour with an ordinary
+    record."""
     from dp_causal_nb.schema import Schema
     rng = np.random.default_rng(0); n = 300
     rows = [(float(np.clip(rng.normal(), -2, 2)), int(rng.uniform() < 0.5), float(rng.uniform(20, 80)), str(rng.choice(["a", "b"])))
@@ -291,10 +292,191 @@ def test_schema_neighbours_behave_alike(tmp_path):
         p = tmp_path / "d.csv"
         p.write_text("y,t,age,group\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in rows[:-1] + [last]))
         code, out, err = run(["ate", p, "--outcome", "y", "--treatment", "t", "--schema", sj, "--outcome-bounds", "-2,2",
-                              "--epsilon", "1", "--delta", "1e-6", "--json"])
+                              "--epsilon", "1", "--delta", "1e-6", "--json", "--fill-missing"])
         r = json.loads(out) if code == 0 else {}
         return code, err, sorted(r), r.get("features"), r.get("design"), r.get("split_sizes")
     ordinary = observe((0.1, 1, "40", "a"))
     assert ordinary[0] == 0 and ordinary[1] == ""
     for odd in [(0.1, 1, "40", "zz"), (0.1, 1, "40", ""), (0.1, 1, "", "a"), (0.1, 1, "forty", "b"), (0.1, 1, "NA", "NA")]:
         assert observe(odd) == ordinary, odd
+
+
+# --- one grammar, typed output, the missing-value rule, a closed pipe, a light start ---------------------------------
+
+def test_usage_marks_what_is_required():
+    "The usage lines mark the required flags (the budget as a required group) and the help says which design runs."
+    code, out, err = run(["ate", "--help"])
+    usage = " ".join(out.split("\n\n")[0].split())
+    assert code == 0 and "(--epsilon E | --mu M)" in usage and "--outcome COL" in usage and "[--outcome" not in usage
+    assert "split design" in out and "fold ensemble" in out and "difference in means" in out
+    code, out, err = run(["cate", "--help"])
+    assert code == 0 and "(--query POINTS.csv | --save FILE.npz)" in " ".join(out.split())
+
+
+def test_x_bounds_one_pair_or_one_per_column_in_both_jobs(csv_path, cate_files):
+    "`--x-bounds LO,HI` and the same pair repeated per column give the same release, in `ate` and in `cate`."
+    args = base(csv_path) + ["--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"]
+    one = run(args + ["--x-bounds", "-5,5"])
+    per = run(args + ["--x-bounds", "-5,5;-5,5"])
+    assert one[0] == 0 and json.loads(one[1])["design"] == "split" and one == per
+    d, data, q, yb, R = cate_files
+    cargs = cate_args(data, yb, "1")
+    one = run(cargs + ["--query", q, "--seed", 0, "--json"])
+    per = run([a if a != "0,1" else "0,1;0,1" for a in cargs] + ["--query", q, "--seed", 0, "--json"])
+    assert one[0] == 0 and one == per
+    code, out, err = run(args + ["--x-bounds", "-5,5;-5,5;0,1"])
+    assert code == 2 and "3 pairs for 2 covariates" in err
+
+
+def test_one_clip_flag_for_outcomes_and_covariates(tmp_path):
+    "`--clip` is the one spelling in both jobs; without it a covariate outside --x-bounds is refused in both."
+    p = tmp_path / "d.csv"
+    p.write_text("y,t,x\n" + "".join(f"{(i % 5) / 5},{i % 2},{(i % 7) / 7}\n" for i in range(59)) + "0.5,1,9.5\n")
+    common = ["--outcome", "y", "--treatment", "t", "--covariates", "x", "--x-bounds", "0,1", "--outcome-bounds", "0,1",
+              "--epsilon", "1", "--delta", "1e-6", "--seed", "0"]
+    for job in (["ate", p], ["cate", p, "--query", p]):
+        code, out, err = run(job + common)
+        assert code == 2 and "outside the declared --x-bounds" in err and "9.5" not in err, err
+    code, out, err = run(["ate", p, *common, "--clip"])
+    assert code == 0 and err == "", err
+    code, out, err = run(["ate", p, *common, "--clip-outcomes"])
+    assert code == 2 and "unrecognized arguments" in err
+
+
+def _missing_file(tmp_path):
+    "A numeric file whose covariate x has one missing cell, and a schema declaring x with the same bounds."
+    from dp_causal_nb.schema import Schema
+    rows = [f"{(i % 9) / 10},{i % 2},{(i % 13) / 13:.4f}" for i in range(120)]
+    rows[17] = "0.3,1,"
+    p, sj = tmp_path / "m.csv", tmp_path / "m.json"
+    p.write_text("y,t,x\n" + "\n".join(rows) + "\n")
+    Schema.from_dict({"x": (0, 1)}).to_json(sj)
+    return p, sj
+
+
+@pytest.mark.parametrize("job", ["ate", "cate"])
+def test_missing_covariates_refused_alike_on_both_paths(tmp_path, job):
+    """The same missing-value rule through --covariates/--x-bounds and through --schema: refused by default with the
+    same one-line message naming the column and no row, value or count (nothing is charged: it comes before the fit);
+    --fill-missing gives the same release on both paths."""
+    p, sj = _missing_file(tmp_path)
+    q = tmp_path / "q.csv"
+    q.write_text("x\n0.2\n0.8\n")
+    common = [job, p, "--outcome", "y", "--treatment", "t", "--outcome-bounds", "0,1", "--epsilon", "1", "--delta",
+              "1e-6", "--seed", "0", "--json"] + (["--query", q] if job == "cate" else [])
+    paths = (["--covariates", "x", "--x-bounds", "0,1"], ["--schema", sj])
+    refused = [run(common + cov) for cov in paths]
+    assert refused[0] == refused[1], refused
+    code, out, err = refused[0]
+    assert code == 2 and out == "" and "column 'x' has missing values" in err and "--fill-missing" in err
+    assert err.count("\n") == 1 and not any(ch.isdigit() for ch in err.replace("utf-8", "")), err
+    filled = [run(common + cov + ["--fill-missing"]) for cov in paths]
+    assert filled[0][0] == 0 and filled[0][2] == "", filled[0]
+    a, b = (json.loads(f[1]) for f in filled)
+    key = "ate" if job == "ate" else "cate"
+    assert a[key] == b[key] and a["n"] == 120
+
+
+def test_fill_missing_needs_declared_bounds(tmp_path):
+    p, _ = _missing_file(tmp_path)
+    code, out, err = run(["ate", p, "--outcome", "y", "--treatment", "t", "--covariates", "x", "--outcome-bounds",
+                          "0,1", "--mu", "1", "--fill-missing"])
+    assert code == 2 and "--fill-missing needs declared covariate bounds" in err
+
+
+def test_treatment_not_coded_01_gets_a_hint(tmp_path):
+    """A treatment column not coded 0/1 (yes/no, True/False, words, other numbers) is refused with how to encode it:
+    one line, and the same message whatever the cells hold (it names none of them)."""
+    seen = set()
+    for cells in [("yes", "no"), ("True", "False"), ("treated", "control"), ("1", "2")]:
+        p = tmp_path / "d.csv"
+        p.write_text("y,t\n" + "".join(f"0.{i % 9},{cells[i % 2]}\n" for i in range(20)))
+        code, out, err = run(["ate", p, "--outcome", "y", "--treatment", "t", "--outcome-bounds", "0,1", "--mu", "1"])
+        assert code == 2 and "1 = treated, 0 = control" in err and "yes/no" in err and err.count("\n") == 1, err
+        seen.add(err)
+    assert len(seen) == 1, seen
+
+
+def _walk(v):
+    if isinstance(v, dict):
+        for x in v.values(): yield from _walk(x)
+    elif isinstance(v, list):
+        for x in v: yield from _walk(x)
+    else: yield v
+
+
+def _no_numeric_strings(r):
+    "No value is a number written as a string (labels and names are fine)."
+    for v in _walk(r):
+        if isinstance(v, str):
+            try: float(v)
+            except ValueError: continue
+            raise AssertionError(f"a number written as a string: {v!r}")
+
+
+def test_json_is_typed(csv_path, cate_files, tmp_path):
+    """--json writes numbers as JSON numbers and null for what was not released; a non-private run (epsilon = inf)
+    is strict JSON: null epsilon and mu with "private": false."""
+    def strict(c): raise ValueError(f"non-standard JSON constant {c}")
+    code, out, err = run(base(csv_path) + ["--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"])
+    r = json.loads(out, parse_constant=strict)
+    assert code == 0 and isinstance(r["ate"], float) and isinstance(r["n"], int) and r["private"] is True
+    assert all(isinstance(c, float) for c in r["conf_int_95"]) and isinstance(r["epsilon"], float)
+    _no_numeric_strings(r)
+    code, out, err = run(base(csv_path) + ["--x-bounds", "-5,5", "--mu", "1", "--seed", "0", "--json"])
+    r = json.loads(out, parse_constant=strict)
+    assert code == 0 and r["mu"] is None and r["n_folds"] is None and isinstance(r["split_sizes"][0], int)
+    _no_numeric_strings(r)
+    code, out, err = run(base(csv_path) + ["--epsilon", "inf", "--delta", "1e-6", "--json"])
+    r = json.loads(out, parse_constant=strict)
+    assert (r["epsilon"], r["mu"], r["private"]) == (None, None, False) and isinstance(r["ate"], float)
+    d, data, q, yb, R = cate_files
+    code, out, err = run(cate_args(data, yb, "inf") + ["--query", q, "--json"])
+    r = json.loads(out, parse_constant=strict)
+    assert code == 0 and r["epsilon"] is None and r["private"] is False
+    assert all(isinstance(x, float) for row in r["points"] for x in row)
+    _no_numeric_strings(r)
+
+
+def test_query_and_save_fit_the_same_estimator(cate_files, tmp_path):
+    "`--query --final kernel` and `--save` report the same fitted stage; --save refuses another final stage."
+    d, data, q, yb, R = cate_files
+    keys = ("final", "learner", "lam", "propensity_clip")
+    code, out, err = run(cate_args(data, yb, "1") + ["--query", q, "--final", "kernel", "--seed", 0, "--json"])
+    rq = json.loads(out)
+    code, out, err = run(cate_args(data, yb, "1") + ["--save", tmp_path / "g.npz", "--seed", 0, "--json"])
+    rs = json.loads(out)
+    assert {k: rq[k] for k in keys} == {k: rs[k] for k in keys} and rs["final"] == "kernel"
+    code, out, err = run(cate_args(data, yb, "1") + ["--save", tmp_path / "h.npz", "--final", "auto"])
+    assert code == 2 and "--save publishes a kernel second stage" in err
+    code, out, err = run(cate_args(data, yb, "1") + ["--query", q, "--seed", 0])
+    assert code == 0 and "auto second stage" in out
+
+
+def test_closed_pipe_ends_quietly(cate_files, tmp_path):
+    """`dp-causal ... | head -1`: the first line arrives, nothing is printed on stderr (no traceback, no Errno) and
+    the command exits with 141 (128 + SIGPIPE). The output (20 000 points) is larger than a pipe's buffer, so the
+    reader is gone before the command has written everything."""
+    d, data, q, yb, R = cate_files
+    f = tmp_path / "g.npz"
+    assert run(cate_args(data, yb, "1") + ["--save", f, "--seed", 0])[0] == 0
+    pts = tmp_path / "many.csv"
+    pts.write_text("x1,x2\n" + "".join(f"{(i % 100) / 100},{(i // 100) / 200}\n" for i in range(20_000)))
+    err = tmp_path / "err.txt"
+    cmd = (f"{sys.executable} -m dp_causal_nb.cli cate-eval {f} --points {pts} 2>{err} | head -1; "
+           "echo status ${PIPESTATUS[0]}")
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    first, status = p.stdout.splitlines()[0], p.stdout.splitlines()[-1]
+    assert first.startswith("shareable CATE function"), p.stdout[:200]
+    assert status == "status 141" and err.read_text() == "", (status, err.read_text())
+    p = subprocess.run(["bash", "-c", f"{sys.executable} -m dp_causal_nb.cli ate --help 2>{err} | head -1"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.stdout.startswith("usage: dp-causal ate") and err.read_text() == ""
+
+
+def test_command_module_imports_no_estimator():
+    "`dp-causal --help` pays for no estimator: importing the command pulls in neither SciPy nor scikit-learn."
+    code = ("import sys, dp_causal_nb.cli; print(sorted(m for m in ('scipy', 'sklearn', 'matplotlib', 'pandas', "
+            "'dp_causal_nb.ate', 'dp_causal_nb.cate') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

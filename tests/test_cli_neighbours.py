@@ -11,7 +11,7 @@ from dp_causal_nb.schema import Schema
 from cli_runner import run
 
 N = 200
-NOISED = {"ate", "conf_int_95", "stderr", "cate", "lower", "upper", "ate_interval", "clamped", "notes",
+NOISED = {"ate", "conf_int_95", "stderr", "cate", "lower", "upper", "ate_interval", "clamped", "notes", "sensitivity",
           "sha256"}   # the hash of a saved file covers its noised coefficients
 
 
@@ -71,7 +71,7 @@ def test_unbalanced_quote_does_not_change_n(tmp_path, schema, cmd):
 
 # --- an infinite cell in a schema numeric column is clipped like a huge finite one ------------------------------------
 
-@pytest.mark.parametrize("cmd, extra", [("ate", ()), ("cate", ("--clip",))])
+@pytest.mark.parametrize("cmd, extra", [("ate", ("--clip",)), ("cate", ("--clip",))])
 @pytest.mark.parametrize("cell", ["inf", "1e400", "-inf", "1" * 400], ids=["inf", "1e400", "-inf", "400digits"])
 def test_schema_infinite_numeric_cell_behaves_like_out_of_bounds(tmp_path, schema, cmd, extra, cell):
     "Neighbours: the last record's age is 1e300 (out of the declared (20, 80): clipped) or an infinite/overflowing cell."
@@ -104,7 +104,7 @@ def test_oversized_categorical_cell_goes_to_other(tmp_path, schema):
 
 # --- in clip mode an overflowing outcome is clipped like a huge finite one --------------------------------------------
 
-@pytest.mark.parametrize("cmd, extra", [("ate", ("--clip-outcomes",)), ("cate", ("--clip",))])
+@pytest.mark.parametrize("cmd, extra", [("ate", ("--clip",)), ("cate", ("--clip",))])
 def test_clip_mode_overflowing_outcome_is_clipped(tmp_path, schema, cmd, extra):
     base = records()
     a = observe(tmp_path, schema, base[:-1] + ["1e300,1,40,a"], cmd, extra)

@@ -42,3 +42,11 @@ def test_root_exports_are_lazy_and_complete():
             "assert all(hasattr(d, n) for n in d.__all__); print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_package_docstring_says_what_the_library_is():
+    "help(dp_causal_nb) says what the library is, names the main estimators and the command, and its example runs."
+    import doctest, dp_causal_nb
+    doc = dp_causal_nb.__doc__ or ""
+    assert all(name in doc for name in ("differentially private", "DPATE", "DPCATE", "Schema", "dp-causal")), doc
+    assert doctest.testmod(dp_causal_nb, optionflags=doctest.ELLIPSIS).failed == 0
