@@ -15,7 +15,7 @@ from .core import check_scalar, check_random_state, carry_noise_policy
 # %% auto #0
 __all__ = ['epsilon_lower_bound', 'AuditResult', 'audit_mechanism', 'continuous_reference_noise']
 
-# %% ../nbs/03_audit.ipynb #946a0a30
+# %% ../nbs/03_audit.ipynb #15d8c180
 def _cp_upper(k, n, level):
     "One-sided Clopper–Pearson upper bound for a binomial rate: `P(p <= bound) >= 1 - level`."
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
@@ -23,6 +23,7 @@ def _cp_upper(k, n, level):
         b = special.betaincinv(k + 1, np.maximum(n - k, 1), 1 - level)
     return np.where(k >= n, 1.0, b)
 
+# %% ../nbs/03_audit.ipynb #d7cd823e
 def _eps_hat(a, b, delta):
     "Eq. (2): max(0, ln((1-δ-α)/β), ln((1-δ-β)/α)); a term with numerator <= 0 counts as -inf."
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -31,11 +32,12 @@ def _eps_hat(a, b, delta):
         e2 = np.where(1 - delta - b > 0, np.log(np.clip(1 - delta - b, 1e-300, None)) - np.log(a), -np.inf)
     return np.maximum(0.0, np.maximum(e1, e2))
 
+# %% ../nbs/03_audit.ipynb #958270fd
 def _eps_bound_counts(k0, k1, n0, n1, delta, alpha):
     "Eq. (3) from counts: k0 false positives of n0 runs on D0, k1 false negatives of n1 runs on D1."
     return _eps_hat(_cp_upper(k0, n0, alpha / 2), _cp_upper(k1, n1, alpha / 2), delta)
 
-# %% ../nbs/03_audit.ipynb #83bdd0a8
+# %% ../nbs/03_audit.ipynb #c557dd70
 def _check_count(rate, n, name, nname):
     n = int(check_scalar(n, nname, low=1, low_inclusive=True))
     r = check_scalar(rate, name, low=0, high=1, low_inclusive=True, high_inclusive=True)
@@ -45,6 +47,7 @@ def _check_count(rate, n, name, nname):
                          f"({name}*{nname}={k:g}); pass the observed rate k/{nname}")
     return round(k), n
 
+# %% ../nbs/03_audit.ipynb #1217fa11
 def epsilon_lower_bound(fpr:float, # observed false-positive rate: fraction of the n0 runs on D0 in the rejection region
                         fnr:float, # observed false-negative rate: fraction of the n1 runs on D1 outside it
                         n0:int, # number of (held-out) runs on D0
@@ -89,7 +92,7 @@ class AuditResult:
                 f"held-out fpr={self.fpr:.3g} (<= {self.fpr_upper:.3g}), fnr={self.fnr:.3g} (<= {self.fnr_upper:.3g}) "
                 f"on {self.n_eval} runs each; n_runs={self.n_runs}, {self.seconds:.2f} s)")
 
-# %% ../nbs/03_audit.ipynb #d8883f9d
+# %% ../nbs/03_audit.ipynb #d1e44d64
 def _run(mechanism, data, n, rng, batch, name, progress):
     if batch:
         try: out = np.asarray(mechanism(data, n, rng), dtype=float)
@@ -116,13 +119,14 @@ def _run(mechanism, data, n, rng, batch, name, progress):
         raise ValueError(f"mechanism returned NaN or infinite values on {name}")
     return out
 
-# %% ../nbs/03_audit.ipynb #06ce6038
+# %% ../nbs/03_audit.ipynb #1131a5fa
 def _chunk_plan(rng, n_runs:int, chunk_size:int):
     "Public chunk sizes and one child seed per (dataset, chunk), from the audit's seed only (never from worker order)."
     sizes = [min(chunk_size, n_runs - s) for s in range(0, n_runs, chunk_size)]
     root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     return sizes, root.spawn(2 * len(sizes))
 
+# %% ../nbs/03_audit.ipynb #07b4f375
 def _run_chunks(mechanism, D0, D1, n_runs, rng, batch, chunk_size, n_jobs):
     """Both output sets, run as independent seeded chunks through joblib (any backend, e.g. Dask); order is the chunk
     order."""
@@ -140,7 +144,7 @@ def _run_chunks(mechanism, D0, D1, n_runs, rng, batch, chunk_size, n_jobs):
         res.append(np.concatenate(part))
     return res
 
-# %% ../nbs/03_audit.ipynb #50ee75b7
+# %% ../nbs/03_audit.ipynb #a0f6775f
 def _scores(Y0, Y1, statistic, h):
     "Scalar scores for both output sets; `h`: size of the selection half (used to fit the default direction)."
     if statistic is not None:
@@ -160,12 +164,14 @@ def _scores(Y0, Y1, statistic, h):
     w = Y1[:h].mean(0) - Y0[:h].mean(0)          # mean-difference direction, fitted on the selection half only
     return Y0 @ w, Y1 @ w, True
 
+# %% ../nbs/03_audit.ipynb #0cb92e18
 def _counts(s0, s1, t, direction):
     "False positives among s0 and false negatives among s1 for thresholds t (vectorised; s0, s1 sorted)."
     if direction == "greater":   # reject H0 (say "D1") when score > t
         return len(s0) - np.searchsorted(s0, t, "right"), np.searchsorted(s1, t, "right")
     return np.searchsorted(s0, t, "left"), len(s1) - np.searchsorted(s1, t, "left")   # reject when score < t
 
+# %% ../nbs/03_audit.ipynb #cf11a846
 def _select(s0, s1, delta, alpha, n_candidates, direction=None, threshold=None):
     "Best (threshold, direction) on the selection half: maximises eq. (3), Bonferroni-corrected over the candidates."
     s0, s1 = np.sort(s0), np.sort(s1)
@@ -185,7 +191,7 @@ def _select(s0, s1, delta, alpha, n_candidates, direction=None, threshold=None):
         if e[i] > best[0]: best = (float(e[i]), float(cand[i]), d)
     return best[1], best[2]
 
-# %% ../nbs/03_audit.ipynb #b2bc7eab
+# %% ../nbs/03_audit.ipynb #d327317b
 def audit_mechanism(mechanism, # batch: (data, size, rng) -> (size,) or (size, d); else (data, rng) -> one output
                     # a pair of neighbouring datasets (replace-one), chosen adversarially; passed to `mechanism` as is
                     D0, D1,

@@ -20,11 +20,12 @@ __all__ = ['NHEFS_COVARIATES', 'NHEFS_X_BOUNDS', 'NHEFS_CATEGORIES', 'Positivity
 class PositivityWarning(UserWarning):
     "The true propensity reaches 0 or 1 on part of the covariate domain: the CATE is not identified there."
 
-# %% ../nbs/05_datasets.ipynb #f768a9db
+# %% ../nbs/05_datasets.ipynb #199de69c
 def _theta1(X): return np.exp(2 * X[:, 0]) + 3 * np.sin(4 * X[:, 0])
 def _theta2(X): return np.exp(2 * X[:, 0]) + 3 * np.sin(4 * X[:, 1])
 _EFFECTS = {1: _theta1, 2: _theta2}
 
+# %% ../nbs/05_datasets.ipynb #0afba7a7
 def _range_1d(f, n_grid:int=20_001):
     "(min, max) of a smooth scalar function on [0, 1]: grid, then bounded Brent refinement of the best cell."
     t = np.linspace(0, 1, n_grid)
@@ -38,6 +39,7 @@ def _range_1d(f, n_grid:int=20_001):
         out.append(sgn * min(sgn * v[i], r.fun))
     return out[0], out[1]
 
+# %% ../nbs/05_datasets.ipynb #7ade08d9
 def _mu1_range(effect:int, gamma:np.ndarray):
     "Exact range of μ(x, 1) = θ(x) + xᵀγ over [0, 1]^p (separable over coordinates)."
     if effect == 1:
@@ -49,7 +51,7 @@ def _mu1_range(effect:int, gamma:np.ndarray):
         rest = gamma[2:]
     return sum(p[0] for p in parts), sum(p[1] for p in parts) + float(rest.sum())
 
-# %% ../nbs/05_datasets.ipynb #27d38f9f
+# %% ../nbs/05_datasets.ipynb #1a8fdf41
 @dataclass(repr=False)
 class OprescuDGP:
     "The G.1 data-generating process with fixed coefficients; `sample` draws fresh data (e.g. a query set) from it."
@@ -103,6 +105,7 @@ class OprescuDGP:
                 f"Σβ={self.beta.sum():.3f}, Σγ={self.gamma.sum():.3f}, overlap κ₀={self.overlap:.3f}, "
                 f"beta_rescaled={self.beta_rescaled})")
 
+# %% ../nbs/05_datasets.ipynb #b4ae8095
 @dataclass(repr=False)
 class CATEDataset:
     "A simulated sample with its ground truth. Holds (synthetic) individual records."
@@ -131,7 +134,7 @@ class CATEDataset:
                 f"y_bounds=({self.y_bounds[0]:.3f}, {self.y_bounds[1]:.3f}); holds synthetic records; "
                 f"dgp={self.dgp!r})")
 
-# %% ../nbs/05_datasets.ipynb #6a89238c
+# %% ../nbs/05_datasets.ipynb #f804c6ce
 def make_oprescu_dgp(p:int, effect:int, *, support_size:int, overlap:float|None=0.1, random_state=None,
                      name:str="") -> OprescuDGP:
     "Draw the coefficients of the G.1 process (support, β ~ U[0,0.3], γ ~ U[0,1]); see the notes above for `overlap`."
@@ -152,6 +155,7 @@ def make_oprescu_dgp(p:int, effect:int, *, support_size:int, overlap:float|None=
         rescaled = True
     return OprescuDGP(p=p, effect=effect, support=support, beta=beta, gamma=gamma, beta_rescaled=rescaled, name=name)
 
+# %% ../nbs/05_datasets.ipynb #ea77daa0
 def _make(n, p, effect, support_size, overlap, random_state, name):
     rng = check_random_state(random_state)
     dgp = make_oprescu_dgp(p, effect, support_size=support_size, overlap=overlap, random_state=rng, name=name)
@@ -163,6 +167,7 @@ def _make(n, p, effect, support_size, overlap, random_state, name):
                       PositivityWarning, stacklevel=3)
     return ds
 
+# %% ../nbs/05_datasets.ipynb #ffc80bb4
 def dataset1(n:int=3000, *, support_size:int=2, overlap:float|None=0.1, random_state=None) -> CATEDataset:
     "Dataset 1 of G.1: p = 2, τ(x) = exp(2x₀) + 3 sin(4x₀). `overlap=None` is the paper-faithful variant."
     return _make(n, 2, 1, support_size, overlap, random_state, "Dataset 1")
@@ -171,10 +176,11 @@ def dataset2(n:int=3000, *, support_size:int=5, overlap:float|None=0.1, random_s
     "Dataset 2 of G.1: p = 30, τ(x) = exp(2x₀) + 3 sin(4x₁). `overlap=None` is the paper-faithful variant."
     return _make(n, 30, 2, support_size, overlap, random_state, "Dataset 2")
 
-# %% ../nbs/05_datasets.ipynb #43671350
+# %% ../nbs/05_datasets.ipynb #f268d191
 from scipy.special import expit as _expit
 from scipy.stats import norm as _norm
 
+# %% ../nbs/05_datasets.ipynb #5a1d6bbb
 @dataclass(repr=False)
 class ATEDataset:
     "A simulated sample for the DP-ATE experiments with its ground truth. Holds (synthetic) individual records."
@@ -199,6 +205,7 @@ class ATEDataset:
                 f"ATE={self.ate:.5f}, outcome_bounds={self.outcome_bounds}, propensity_clip={self.propensity_clip}, "
                 f"K={self.n_folds}; holds synthetic records)")
 
+# %% ../nbs/05_datasets.ipynb #d56cd7be
 def _clipped_normal_mean(m, s, lo=-1.0, hi=1.0):
     "E clip(Z, lo, hi) for Z ~ N(m, s²) (vectorised in m)."
     m = np.asarray(m, float)
@@ -211,6 +218,7 @@ def _gauss_hermite_normal(f, sd, n_nodes=200):
     x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
     return float(np.sum(w * f(sd * x)) / np.sqrt(2 * np.pi))
 
+# %% ../nbs/05_datasets.ipynb #318eb2d4
 def _check_n(n, minimum=2):
     v = check_scalar(n, "n", low=minimum, low_inclusive=True)
     if v != int(v): raise ValueError(f"n must be an integer >= {minimum}, got {n}")
@@ -223,13 +231,14 @@ def _finish(X, pi, y0, y1, rng, ate, clip, K, name):
                       outcome_bounds=(-1.0, 1.0) if name != "binary outcome" else (0.0, 1.0),
                       propensity_clip=clip, n_folds=K, name=name)
 
-# %% ../nbs/05_datasets.ipynb #d18df3da
+# %% ../nbs/05_datasets.ipynb #3ecb143f
 def _low_overlap_po(n, rng, noise_sd):
     X = rng.normal(size=(n, 1))
     pi = np.clip(_expit(-0.2 + 6 * X[:, 0]), 0.004, 0.996)
     base, e = -0.05 + 0.225 * X[:, 0], rng.normal(scale=noise_sd, size=n)
     return X, pi, np.clip(base + e, -1, 1), np.clip(base + 0.1 + e, -1, 1)
 
+# %% ../nbs/05_datasets.ipynb #e33ff86f
 def ate_low_overlap(n:int=5000, *, noise_sd:float=0.1, propensity_clip:float=0.05, random_state=None) -> ATEDataset:
     """Low-overlap setting (d=1, π = clip(expit(-0.2+6x), 0.004, 0.996), ATE ≈ 0.1). Paper: n=5000, K=200, 1/B_π ∈
     {0.0035, 0.05, 0.2}."""
@@ -240,7 +249,7 @@ def ate_low_overlap(n:int=5000, *, noise_sd:float=0.1, propensity_clip:float=0.0
                    - _clipped_normal_mean(-0.05 + 0.225 * z, noise_sd))
     return _finish(X, pi, y0, y1, rng, _gauss_hermite_normal(g, 1.0), propensity_clip, 200, "low overlap")
 
-# %% ../nbs/05_datasets.ipynb #866ad5a5
+# %% ../nbs/05_datasets.ipynb #15328d68
 def _tree_pi(X):
     x1, x2 = X[:, 0], X[:, 1]
     return np.where(x2 > 0, np.where(x1 > 0.1, 0.75, 0.6), np.where(x1 < -0.05, 0.25, 0.5))
@@ -254,6 +263,7 @@ def _trees_po(n, rng, noise_sd):
     base, e = _tree_gamma(X), rng.normal(scale=noise_sd, size=n)
     return X, _tree_pi(X), np.clip(base + e, -1, 1), np.clip(base + 0.2 + e, -1, 1)
 
+# %% ../nbs/05_datasets.ipynb #2b038f07
 def ate_trees(n:int=250_000, *, noise_sd:float=float(np.sqrt(0.025)), propensity_clip:float=0.2,
               random_state=None) -> ATEDataset:
     """Tree-structured setting (d=2, piecewise-constant π and γ, ATE ≈ 0.2 before clipping). Paper: n=250 000, K=500,
@@ -267,7 +277,7 @@ def ate_trees(n:int=250_000, *, noise_sd:float=float(np.sqrt(0.025)), propensity
     ate = np.sum(probs * (_clipped_normal_mean(gam + 0.2, noise_sd) - _clipped_normal_mean(gam, noise_sd)))
     return _finish(X, pi, y0, y1, rng, ate, propensity_clip, 500, "tree-structured")
 
-# %% ../nbs/05_datasets.ipynb #2f559800
+# %% ../nbs/05_datasets.ipynb #d2cd619b
 _BETA_PI10 = np.array([-0.15, 0.225, -0.15, -0.2, 0.1, 0.05, -0.075, 0.225, -0.15, -0.2])
 _BETA_MU10 = np.array([0.175, 0.1, -0.125, 0.075, -0.1, 0.2, -0.2, 0.175, -0.1, 0.2])
 
@@ -277,6 +287,7 @@ def _binary_po(n, rng):
     lin, u = -0.05 + X @ _BETA_MU10, rng.uniform(size=n)
     return X, pi, (u < _expit(lin)).astype(float), (u < _expit(lin + 0.42585)).astype(float)
 
+# %% ../nbs/05_datasets.ipynb #ed5227ae
 def ate_binary(n:int=50_000, *, propensity_clip:float=0.1, random_state=None) -> ATEDataset:
     """Binary-outcome setting (d=10, logistic π and Y, ATE ≈ 0.1, outcome_bounds=(0, 1)). Paper: n=50 000, K=500,
     1/B_π=0.1."""
@@ -286,7 +297,7 @@ def ate_binary(n:int=50_000, *, propensity_clip:float=0.1, random_state=None) ->
     ate = _gauss_hermite_normal(lambda z: _expit(-0.05 + z + 0.42585) - _expit(-0.05 + z), sd)
     return _finish(X, pi, y0, y1, rng, ate, propensity_clip, 500, "binary outcome")
 
-# %% ../nbs/05_datasets.ipynb #bbe8350f
+# %% ../nbs/05_datasets.ipynb #03fe693b
 _BETA_PI20 = np.array([-0.17, -0.06, 0.05, 0.14, 0.12, -0.195, -0.205, 0.07, 0.18, 0.14, -0.14, 0.05, 0.01, -0.16,
                        -0.18, -0.1, 0.2, 0.03, -0.16, -0.1])
 _BETA_Y20 = np.array([-0.0385, -0.0111, -0.105, -0.0344, 0.1405, 0.0550, 0.0344, -0.0908, -0.0023, -0.0243, -0.0076,
@@ -298,6 +309,7 @@ def _k_study_po(n, rng, noise_sd):
     base, e = -0.08 + X @ _BETA_Y20, rng.normal(scale=noise_sd, size=n)
     return X, pi, np.clip(base + e, -1, 1), np.clip(base + 0.15 + e, -1, 1)
 
+# %% ../nbs/05_datasets.ipynb #46f25d76
 def ate_k_study(n:int=20_000, *, noise_sd:float=0.05, propensity_clip:float=0.1, random_state=None) -> ATEDataset:
     "Effect-of-K setting (d=20, logistic π, linear Y, ATE ≈ 0.15). Paper: n=20 000, 1/B_π=0.1, K varied."
     n, rng = _check_n(n), check_random_state(random_state)
@@ -307,10 +319,11 @@ def ate_k_study(n:int=20_000, *, noise_sd:float=0.05, propensity_clip:float=0.1,
     g = lambda z: _clipped_normal_mean(-0.08 + z + 0.15, noise_sd) - _clipped_normal_mean(-0.08 + z, noise_sd)
     return _finish(X, pi, y0, y1, rng, _gauss_hermite_normal(g, sd), propensity_clip, 50, "effect of K")
 
-# %% ../nbs/05_datasets.ipynb #07eaf68a
+# %% ../nbs/05_datasets.ipynb #b92c9694
 NHEFS_COVARIATES = ("sex", "race", "age", "education", "smokeintensity", "smokeyrs", "exercise", "active", "wt71")
 _NHEFS_LEVELS = {"education": ("1", "2", "3", "4", "5"), "exercise": ("0", "1", "2"), "active": ("0", "1", "2")}
 
+# %% ../nbs/05_datasets.ipynb #99dfb135
 def load_nhefs():
     "NHEFS complete cases: returns (X, T, Y, covariate names); T = qsmk, Y = wt82_71 (kg). Needs `causaldata`."
     try: from causaldata import nhefs_complete
@@ -337,7 +350,7 @@ def nhefs_x_bounds(names) -> tuple:
     "Public (lower, upper) arrays for the NHEFS covariate columns `names` (indicators: [0, 1]); no data is read."
     return tuple(np.array([NHEFS_X_BOUNDS.get(c, (0.0, 1.0))[j] for c in names], float) for j in (0, 1))
 
-# %% ../nbs/05_datasets.ipynb #83cc8e4c
+# %% ../nbs/05_datasets.ipynb #2f0b8fed
 NHEFS_CATEGORIES = {"sex": (0, 1), "race": (0, 1), "education": (1, 2, 3, 4, 5), "exercise": (0, 1, 2),
                     "active": (0, 1, 2)}
 
@@ -347,9 +360,10 @@ def nhefs_schema(*, extra:str="drop"):
     return Schema({c: {"categories": list(NHEFS_CATEGORIES[c])} if c in NHEFS_CATEGORIES else NHEFS_X_BOUNDS[c]
                    for c in NHEFS_COVARIATES}, extra=extra)
 
-# %% ../nbs/05_datasets.ipynb #39619405
+# %% ../nbs/05_datasets.ipynb #988df1df
 _NIU_SIGMA_E = 0.5 ** np.abs(np.subtract.outer(np.arange(6), np.arange(6)))
 
+# %% ../nbs/05_datasets.ipynb #12d87636
 def _niu_functions(setup):
     "(sample X, b, e, τ) of one Niu et al. setup, vectorised over rows."
     lse = lambda z: np.logaddexp(0.0, z)
@@ -378,7 +392,7 @@ def _niu_functions(setup):
                 lambda x: sig(-(x[:, 0] + x[:, 5])), lambda x: sig(-x[:, 0]) - x[:, 1] + x[:, 2:6].sum(1))
     raise ValueError(f"setup must be one of 'A'..'E', got {setup!r}")
 
-# %% ../nbs/05_datasets.ipynb #129a3f53
+# %% ../nbs/05_datasets.ipynb #e59403e4
 @dataclass(repr=False)
 class NiuSetup:
     "One of Setups A–E of Niu et al. (2022), Table 1: the true b, e, τ, public bounds, and `sample(n)`."
@@ -410,6 +424,7 @@ class NiuSetup:
                            y_bounds=self.y_bounds, dgp=self)
     def __repr__(self): return f"NiuSetup({self.name!r})"
 
+# %% ../nbs/05_datasets.ipynb #6c4ad4a7
 def niu_setup(name:str, n:int, *, random_state=None) -> CATEDataset:
     "A sample of n records from Setup `name` ∈ {'A', ..., 'E'} of Niu et al. (2022)."
     return NiuSetup(name).sample(n, random_state)
@@ -421,9 +436,10 @@ def clip_report(ds) -> dict:
     return dict(y_clipped=float(np.mean((ds.Y < ylo) | (ds.Y > yhi))),
                 x_clipped=float(np.mean(np.any((ds.X < lo) | (ds.X > hi), axis=1))))
 
-# %% ../nbs/05_datasets.ipynb #17222b24
+# %% ../nbs/05_datasets.ipynb #2b2db416
 _MIX_LEVELS = (5, 5, 6, 7, 7)          # one-hot categorical groups: 30 columns
 
+# %% ../nbs/05_datasets.ipynb #565c3c35
 @dataclass(repr=False)
 class MixedDGP:
     """Mixed-covariate DGP: 20 continuous U[0,1], 30 binary, 5 one-hot groups (30 columns) = 80 columns; 6 columns
@@ -483,6 +499,7 @@ class MixedDGP:
     def __repr__(self):
         return f"MixedDGP(p={self.p}: {self.n_continuous} continuous, {self.n_binary} binary, one-hot {self.levels})"
 
+# %% ../nbs/05_datasets.ipynb #f90b879d
 def mixed_covariates(n:int=5000, *, random_state=None) -> CATEDataset:
     """The mixed-covariate test bed: n units, 80 columns (20 continuous, 30 binary, 30 one-hot), known τ(x), public
     bounds."""

@@ -28,7 +28,7 @@ def check_lam(lam) -> float:
     "Validate the public ridge parameter λ > 0 (coefficient of ||g||² in `LAMBDA_CONVENTION`)."
     return check_scalar(lam, "lam", low=0)
 
-# %% ../nbs/06c_rkhs.ipynb #4ba6a40b
+# %% ../nbs/06c_rkhs.ipynb #4a8731d6
 class LipschitzLoss:
     "Base class: a convex Huber-type loss ℓ(ŷ, y) = L² ℓ̂_m((ŷ - y)/L) with public Lipschitz constant L and zone m."
     lipschitz: float = np.inf
@@ -39,6 +39,7 @@ class LipschitzLoss:
         "Dual QP parameters (d, u) for weights rho (all > 0): maximise αᵀφ - ½αᵀ(K + diag d)α, |α_i| <= u_i."
         return 2 * self.zone * lam * n / rho, self.lipschitz * rho / (2 * lam * n)
 
+# %% ../nbs/06c_rkhs.ipynb #afd248d7
 class AbsoluteLoss(LipschitzLoss):
     "ℓ = |ŷ - y|; L = 1, zone 0."
     lipschitz, zone = 1.0, 0.0
@@ -46,6 +47,7 @@ class AbsoluteLoss(LipschitzLoss):
     def subgrad(self, r): return np.sign(r)
     def __repr__(self): return "AbsoluteLoss()"
 
+# %% ../nbs/06c_rkhs.ipynb #1c38d4d1
 class HuberLoss(LipschitzLoss):
     "ℓ = ½r² for |r| <= c, c|r| - ½c² otherwise (r = ŷ - y); L = c, zone 1."
     zone = 1.0
@@ -57,6 +59,7 @@ class HuberLoss(LipschitzLoss):
     def subgrad(self, r): return np.clip(r, -self.threshold, self.threshold)
     def __repr__(self): return f"HuberLoss(threshold={self.threshold:g})"
 
+# %% ../nbs/06c_rkhs.ipynb #028bc142
 class SquaredLoss(LipschitzLoss):
     "ℓ = (ŷ - y)² on |ŷ - y| <= `bound` B (PUBLIC), 2B|ŷ - y| - B² beyond (its Lipschitz extension): L = 2B, zone ½."
     zone = 0.5
@@ -72,6 +75,7 @@ class SquaredLoss(LipschitzLoss):
     def subgrad(self, r): return 2.0 * np.clip(r, -self.bound, self.bound)
     def __repr__(self): return f"SquaredLoss(bound={self.bound:g})"
 
+# %% ../nbs/06c_rkhs.ipynb #2778f08a
 def squared_loss_bound(phi_bound:float, # public bound B_φ on |φ|
                        *, lam:float, bandwidth:float, q:int, rho_max:float=1.0) -> float:
     "Public B with |ĝ(x) - φ| <= B for every fitted ĝ: B = B_φ (1 + sqrt(κ ρ_max / λ)) (derivation above)."
@@ -80,6 +84,7 @@ def squared_loss_bound(phi_bound:float, # public bound B_φ on |φ|
     rho_max = check_scalar(rho_max, "rho_max", low=0)
     return B * (1.0 + math.exp(0.5 * (log_kernel_diag(q, bandwidth) + math.log(rho_max) - math.log(lam))))
 
+# %% ../nbs/06c_rkhs.ipynb #4e8d5a98
 def check_loss(loss) -> LipschitzLoss:
     """Accept a Huber-type `LipschitzLoss` (or 'absolute' / 'huber'); reject anything without a public Lipschitz
     constant."""
@@ -96,13 +101,14 @@ def check_loss(loss) -> LipschitzLoss:
                         f"SquaredLoss; got {loss!r}")
     return loss
 
-# %% ../nbs/06c_rkhs.ipynb #9579e493
+# %% ../nbs/06c_rkhs.ipynb #f5885f10
 SOLVER_FRACTION = 0.02   # f: the two neighbours' solver errors together inflate the sensitivity by f·Δ
 FLOOR_MARGIN = 10.0      # τ is at least this multiple of the public rounding floor of the certificate
 _UNIT = 2.0 ** -53       # unit roundoff of IEEE double
 
 def _gamma(k:int) -> float: return k * _UNIT / (1 - k * _UNIT)
 
+# %% ../nbs/06c_rkhs.ipynb #eaa9956c
 def solver_tolerance(loss:LipschitzLoss, *, lam:float, n:int, log_kappa:float, rho_max:float=1.0,
                      weighted_lipschitz:float|None=None, # public M >= sup ρ_i L_i that the release's Δ uses
                      solver_tol:float|None=None, # a public τ of the user's (J units); None: λ(fΔ)²/2
@@ -133,7 +139,7 @@ def solver_tolerance(loss:LipschitzLoss, *, lam:float, n:int, log_kappa:float, r
     return dict(tau=math.exp(log_tau) if solver_tol is None else float(solver_tol), tau_hat=t_hat, floor=floor,
                 raised=t_hat > t_f, error=math.exp(0.5 * (log_tau - math.log(2 * lam))), log_a=la)
 
-# %% ../nbs/06c_rkhs.ipynb #4ca8a738
+# %% ../nbs/06c_rkhs.ipynb #91f255b3
 def _fy_terms(rh, s, m):
     "Fenchel–Young terms t̂_i = ℓ̂_m(r̂) + ℓ̂_m*(-s) + s r̂ >= 0 (closed forms, no cancellation; 0 at the right bound)."
     a = np.abs(rh)
@@ -143,6 +149,7 @@ def _fy_terms(rh, s, m):
     z = np.where(a <= m, rh + m * s, 0.0)                           # (no overflow for huge r̂)
     return np.where(a <= m, z * z / (2.0 * m), lin)
 
+# %% ../nbs/06c_rkhs.ipynb #b022fd07
 class _BoxQP:
     "min F(v) = ½vᵀQv - bᵀv on |v_i| <= θ; Q = min(a,1)(ρρᵀ∘k) + diag(mρ/θ), b = ρφ/L (normalised units)."
     def __init__(self, k, rho, phihat, m, log_a):
@@ -173,7 +180,7 @@ class _BoxQP:
         e = np.where((a - dl > m) & (s == -sg), 0.0, e)             # surely linear zone, at the right bound: exact 0
         return gap, float(np.dot(self.rho, e)) + self.g * gap
 
-# %% ../nbs/06c_rkhs.ipynb #b03a7ad8
+# %% ../nbs/06c_rkhs.ipynb #97617dff
 def _chol(A):
     "Cholesky factor of A, with a tiny diagonal shift if A is numerically singular (None if that fails)."
     d = max(float(np.max(np.diag(A))), 1e-300)
@@ -183,6 +190,7 @@ def _chol(A):
         except (linalg.LinAlgError, ValueError): mu = max(10 * mu, 1e-15 * d * len(A))
     return None
 
+# %% ../nbs/06c_rkhs.ipynb #ff24b399
 def _pdas(qp, v, steps):
     "Primal–dual active-set candidates from v (exact face solves with two refinement steps)."
     th, c, seen = qp.th, 1.0 / max(float(np.mean(qp.dg)), 1e-300), set()
@@ -202,6 +210,7 @@ def _pdas(qp, v, steps):
         v = np.clip(w, -th, th)
         yield v
 
+# %% ../nbs/06c_rkhs.ipynb #75cf2abe
 def _newton_step(qp, v, Fv, rh, mu):
     "One projected-Newton (Levenberg–Marquardt) step with Armijo search along the projection arc; (v, F, r̂, μ)."
     th, n = qp.th, qp.n
@@ -225,6 +234,7 @@ def _newton_step(qp, v, Fv, rh, mu):
         t *= 0.5
     return v, Fv, rh, min(mu * 100, 1.0)
 
+# %% ../nbs/06c_rkhs.ipynb #d882fa46
 def _solve_box_qp(qp, tau_hat, *, newton:int=30):
     "Return (v, info) with certified Σρt̂ + rounding bound <= τ̂, or after the a-priori FISTA count K. Never raises."
     th, info = qp.th, dict(newton=0, fista=0)
@@ -273,7 +283,7 @@ def _solve_box_qp(qp, tau_hat, *, newton:int=30):
     ok, gap, err, _ = test(x)
     return done(x, "certified" if ok else "a-priori", gap, err)
 
-# %% ../nbs/06c_rkhs.ipynb #5117ac65
+# %% ../nbs/06c_rkhs.ipynb #12613532
 @dataclass(repr=False)
 class KernelRegression:
     "ĝ = Σ γ_i k(·, x_i) = Σ α_i K(·, x_i) with α = γ/κ. Holds training inputs: curator-only, never publish."
@@ -313,6 +323,7 @@ class KernelRegression:
         return (f"KernelRegression(n={self.n}, q={self.q}, bandwidth={self.bandwidth:g}, lam={self.lam:g}, "
                 f"loss={self.loss!r}; holds training inputs: curator-only, NOT publishable)")
 
+# %% ../nbs/06c_rkhs.ipynb #2d182f79
 def rkhs_sensitivity(*, lipschitz:float, lam:float, n:int, bandwidth:float, q:int, rho_max:float=1.0,
                      version:str="corrected", log:bool=False) -> float:
     "Lemma 1: Δ_H = ρ_max L √κ / (λ n) ('corrected', from the proof) or ρ_max L κ / (λ n) ('paper', Eq. 17 as printed)."
@@ -327,6 +338,7 @@ def rkhs_sensitivity(*, lipschitz:float, lam:float, n:int, bandwidth:float, q:in
     out = math.log(rho_max) + math.log(L) + p * lk - math.log(lam) - math.log(n)
     return out if log else math.exp(out)
 
+# %% ../nbs/06c_rkhs.ipynb #5bdfb8c8
 def fit_kernel_regression(X, # (n, q) training inputs
                           y, # (n,) targets φ_i (pseudo-outcomes)
                           *, weights=None, # (n,) weights ρ_i in [0, rho_max]; default 1
@@ -365,12 +377,14 @@ def fit_kernel_regression(X, # (n, q) training inputs
                             log_scale=math.log(loss.lipschitz) + min(tol["log_a"], 0.0), solver_tol=tol["tau"],
                             solver_error=tol["error"], solver_info=info)
 
+# %% ../nbs/06c_rkhs.ipynb #384fd920
 def objective(fit:KernelRegression, X, y, weights=None) -> float:
     "J_D(ĝ) = (1/n) Σ ρ_i ℓ(ĝ(x_i), φ_i) + λ ||ĝ||²_H (LAMBDA_CONVENTION)."
     rho = np.ones(len(y)) if weights is None else np.asarray(weights, float)
     r = fit.predict(X) - y
     return float(np.mean(rho * fit.loss.value(r)) + fit.lam * math.exp(2 * fit.log_rkhs_norm()))
 
+# %% ../nbs/06c_rkhs.ipynb #7f0aa56e
 def solver_gap(fit:KernelRegression, y, weights=None, kernel_matrix=None) -> float:
     "The certificate recomputed from the fit: J(ĝ) - D(α) = (L²/n) Σ ρ_i t̂_i (Fenchel–Young form; log-safe)."
     k = unnormalised_kernel(fit.X, fit.X, fit.bandwidth) if kernel_matrix is None else np.asarray(kernel_matrix, float)
@@ -384,6 +398,7 @@ def solver_gap(fit:KernelRegression, y, weights=None, kernel_matrix=None) -> flo
         s = np.where(np.abs(s) >= 1 - 1e-12, np.sign(s), s)
     return float(L ** 2 / fit.n * np.dot(rho[on], _fy_terms(rh, s, m)))
 
+# %% ../nbs/06c_rkhs.ipynb #0ca7c8f9
 def rkhs_distance(f:KernelRegression, g:KernelRegression) -> float:
     "||f - g||_{H_K} computed exactly from the Gram matrix of the union of centres (same kernel required)."
     if f.bandwidth != g.bandwidth or f.q != g.q: raise ValueError("f and g must use the same kernel")
@@ -393,7 +408,7 @@ def rkhs_distance(f:KernelRegression, g:KernelRegression) -> float:
     s = float(c @ unnormalised_kernel(Z, Z, f.bandwidth) @ c)
     return math.exp(0.5 * (math.log(s) + 2 * t - f.log_kappa)) if s > 0 else 0.0
 
-# %% ../nbs/06c_rkhs.ipynb #1b1b375a
+# %% ../nbs/06c_rkhs.ipynb #f4fd2799
 def sensitivity_check(q:int, bandwidth:float, lam:float, n:int, loss:str="absolute", *, n_trials:int=2,
                       random_state=0) -> dict:
     "Worst observed ||ĝ_D - ĝ_D'||_H over adversarial neighbours, divided by the corrected and the paper's bound."

@@ -14,13 +14,14 @@ from .core import PrivacyLeakWarning, check_array, check_bounds, clean_cells, me
 __all__ = ['NumericColumn', 'CategoricalColumn', 'Schema', 'infer_schema', 'Covariates', 'resolve_covariates', 'as_1d',
            'check_n_features', 'fit_covariates', 'query_covariates']
 
-# %% ../nbs/00a_schema.ipynb #099d1c6f
+# %% ../nbs/00a_schema.ipynb #4d0b921d
 class _Sentinel:
     def __init__(self, name): self.name = name
     def __repr__(self): return self.name
 
 _MISSING, _UNKNOWN = _Sentinel("MISSING"), _Sentinel("UNKNOWN")   # a missing cell; a cell of no supported type
 
+# %% ../nbs/00a_schema.ipynb #54a29919
 def _cell_key(v):
     "Canonical key of one cell: a float (numbers, booleans, numeric strings), a stripped string, _MISSING or _UNKNOWN."
     if v is None: return _MISSING
@@ -40,7 +41,7 @@ def _cell_key(v):
     try: return _MISSING if bool(v != v) else _UNKNOWN     # NaT: v != v; pd.NA: comparison has no truth value
     except Exception: return _MISSING
 
-# %% ../nbs/00a_schema.ipynb #6e3eab7b
+# %% ../nbs/00a_schema.ipynb #30195daa
 @dataclass(frozen=True)
 class NumericColumn:
     """A numeric column with public bounds `[lo, hi]`; missing or non-numeric cells take the public `fill` (default:
@@ -49,6 +50,7 @@ class NumericColumn:
     hi: float
     fill: float | None = None
 
+# %% ../nbs/00a_schema.ipynb #6823284e
 @dataclass(frozen=True)
 class CategoricalColumn:
     "A categorical column with a public vocabulary; unseen and missing cells go to `other` (None: a separate level)."
@@ -88,9 +90,10 @@ def _check_categorical(name, c):
         raise ValueError(f"schema column {name!r}: an ordinal column needs at least two levels")
     return CategoricalColumn(cats, bool(c.ordinal), None if c.other is None else _plain(c.other))
 
-# %% ../nbs/00a_schema.ipynb #75f59d70
+# %% ../nbs/00a_schema.ipynb #aa8de2cd
 _NUM_KEYS, _CAT_KEYS = {"bounds", "fill"}, {"categories", "ordinal", "other"}
 
+# %% ../nbs/00a_schema.ipynb #a1ecb6b0
 def _column_spec(name, spec):
     "Parse and validate one column's declaration."
     if not isinstance(name, str): raise TypeError(f"schema column names must be strings, got {type(name).__name__}")
@@ -113,7 +116,7 @@ def _column_spec(name, spec):
     raise ValueError(f"schema column {name!r}: declare numeric bounds (lower, upper) / {{'bounds': [lower, upper]}} "
                      "or a vocabulary {'categories': [...]}")
 
-# %% ../nbs/00a_schema.ipynb #0ff8e800
+# %% ../nbs/00a_schema.ipynb #36022f44
 def _encode_numeric(col, c):
     a = np.asarray(col)
     if a.dtype.kind in "biuf":
@@ -121,6 +124,7 @@ def _encode_numeric(col, c):
     else: v = np.array([k if isinstance(k, float) else np.nan for k in map(_cell_key, a.ravel())], float)
     return clean_cells(v, "X", (c.lo, c.hi), action="keep", fill=c.fill)[:, None]   # core's input policy
 
+# %% ../nbs/00a_schema.ipynb #45e89572
 def _codes(col, c):
     "Level index of each cell: the vocabulary position, or the 'other' level."
     lookup = {_cell_key(v): j for j, v in enumerate(c.categories)}
@@ -140,7 +144,7 @@ def _column_bounds(c):
     if c.ordinal: return np.array([[0.0, k - 1.0]]), [""]
     return np.tile([0.0, 1.0], (k, 1)), [f"={v}" for v in c.categories] + (["=<other>"] if c.other is None else [])
 
-# %% ../nbs/00a_schema.ipynb #e2ade3cf
+# %% ../nbs/00a_schema.ipynb #666d61d2
 def _is_frame(X): return hasattr(X, "columns") and hasattr(X, "__getitem__") and not isinstance(X, np.ndarray)
 
 def _as_column(col):
@@ -151,6 +155,7 @@ def _as_column(col):
     for i, v in enumerate(vals): a[i] = v
     return a
 
+# %% ../nbs/00a_schema.ipynb #af0b5b22
 def _named_columns(X, name):
     "The input as {column name: 1-d array}; None for a plain array."
     if _is_frame(X): names, get = [c for c in X.columns], (lambda c: X[c])
@@ -165,7 +170,7 @@ def _named_columns(X, name):
     if len({len(a) for a in cols.values()}) > 1: raise ValueError(f"{name}: the columns have different lengths")
     return cols
 
-# %% ../nbs/00a_schema.ipynb #21da1c34
+# %% ../nbs/00a_schema.ipynb #e5bd6398
 class Schema:
     """A public declaration of covariate columns and the feature map it defines.
 
@@ -242,7 +247,7 @@ def _transform(self, X, *, name:str="X") -> np.ndarray:
            for k, c in self.columns.items()]
     return np.hstack(enc)
 
-# %% ../nbs/00a_schema.ipynb #cdcb0813
+# %% ../nbs/00a_schema.ipynb #c1e80dba
 @method_of(Schema, "to_dict")
 def _to_dict(self) -> dict:
     "The full form: {'columns': {name: declaration}, 'extra': ..., 'inferred': ...} (JSON-able)."
@@ -254,6 +259,7 @@ def _to_dict(self) -> dict:
 def _is_schema(d):
     return all(hasattr(d, a) for a in ("transform", "encoded_bounds", "feature_names_out", "columns"))
 
+# %% ../nbs/00a_schema.ipynb #56a088c8
 @method_of(Schema, "from_dict", classmethod)
 def _from_dict(cls, d):
     "A Schema from `{column: declaration}` or the full form written by `to_dict`."
@@ -267,7 +273,7 @@ def _from_dict(cls, d):
 
 
 
-# %% ../nbs/00a_schema.ipynb #5248e7be
+# %% ../nbs/00a_schema.ipynb #baff18b5
 @method_of(Schema, "to_json")
 def _to_json(self, path=None) -> str:
     "The schema as JSON text; also written to `path` if given."
@@ -276,6 +282,7 @@ def _to_json(self, path=None) -> str:
         with open(path, "w") as f: f.write(text + "\n")
     return text
 
+# %% ../nbs/00a_schema.ipynb #2a9a6948
 @method_of(Schema, "from_json", classmethod)
 def _from_json(cls, path):
     "Read a schema written by `to_json` (or any JSON file holding `{column: declaration}`)."
@@ -289,7 +296,7 @@ def _repr(self):
 
 Schema.__hash__ = None
 
-# %% ../nbs/00a_schema.ipynb #c813aaa2
+# %% ../nbs/00a_schema.ipynb #ca416041
 def _infer_column(a, dtype_name):
     keys = [k for k in map(_cell_key, np.asarray(a, dtype=object).ravel()) if k is not _MISSING and k is not _UNKNOWN]
     if not keys: raise ValueError("has no usable value")
@@ -299,6 +306,7 @@ def _infer_column(a, dtype_name):
     cats = sorted(set(keys), key=lambda k: (isinstance(k, str), k))
     return CategoricalColumn(tuple(int(k) if isinstance(k, float) and k.is_integer() else k for k in cats))
 
+# %% ../nbs/00a_schema.ipynb #f619e973
 def infer_schema(X, *, extra:str="raise") -> Schema:
     """Read a schema from the data: a NON-PRIVATE preview (bounds and categories are private values).
 
@@ -451,9 +459,10 @@ def check_n_features(X, n_features:int, *, name:str="X", what:str="estimator") -
         raise ValueError(f"{name} has {X.shape[1]} features, the {what} was fitted with {n_features}")
     return X
 
-# %% ../nbs/00a_schema.ipynb #182a6636
+# %% ../nbs/00a_schema.ipynb #c9c6eac3
 _PUBLISHED = ("feature_names_in_", "feature_names_out_", "schema_", "n_features_in_")
 
+# %% ../nbs/00a_schema.ipynb #d3090beb
 def fit_covariates(est, X, x_bounds, *, name:str="X") -> Covariates:
     """`resolve_covariates` for an estimator's `fit`: encodes `X` and publishes the names on `est`.
 

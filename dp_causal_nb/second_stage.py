@@ -30,7 +30,7 @@ def library_lam(lam_paper:float, # λ of the paper's form (1/n) Σ ρ ℓ + λ |
     lam = check_lam(lam_paper)
     return lam if half_loss else 2.0 * lam
 
-# %% ../nbs/07a_second_stage.ipynb #d9576c48
+# %% ../nbs/07a_second_stage.ipynb #c1b1a1a8
 def _check_stage_inputs(X, phi, rho):
     X = check_array(X, "X", ndim=2)
     phi = check_array(phi, "phi", ndim=1)
@@ -40,6 +40,7 @@ def _check_stage_inputs(X, phi, rho):
     if np.any(rho < 0): raise ValueError("rho (second-stage weights) must be non-negative")
     return X, phi, rho
 
+# %% ../nbs/07a_second_stage.ipynb #0bf162f9
 def check_lam_floor(lam:float, Bf:float):
     """Refuse λ < LAM_FLOOR·B_f² (public: below it the weighted Gram plus λI can be numerically singular on some data
     only)."""
@@ -47,6 +48,7 @@ def check_lam_floor(lam:float, Bf:float):
         raise ValueError(f"lam must be at least {LAM_FLOOR:g}·B_f² = {LAM_FLOOR * Bf * Bf:.3g} (B_f = the feature "
                          "map's norm bound); a smaller λ is a parameter error for every dataset")
 
+# %% ../nbs/07a_second_stage.ipynb #d2c2cfcd
 class WeightedRidge:
     """Parametric second stage $g(x)=\\theta^\\top f(x)$,
     $\\hat\\theta=\\arg\\min\\frac1n\\sum\\rho_i(\\phi_i-\\theta^\\top f(X_i))^2+\\lambda\\lVert\\theta\\rVert^2$
@@ -105,6 +107,7 @@ class WeightedRidge:
         return float(np.linalg.norm(self.theta_) * feature_norm_bound(self.feature_map))
 
 
+# %% ../nbs/07a_second_stage.ipynb #c37c94ee
 class WeightedKernelRidge:
     """Kernel second stage in the RKHS of the normalised Gaussian kernel; holds its training inputs (curator-side).
 
@@ -167,7 +170,7 @@ class WeightedKernelRidge:
                                 + (" [holds training data: curator-side, do not publish]"
                                    if hasattr(self, "X_") else ""))
 
-# %% ../nbs/07a_second_stage.ipynb #53f3ff1f
+# %% ../nbs/07a_second_stage.ipynb #18c5c58b
 def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -> dict:
     """Public B_φ, ρ_max, sup|ρφ|, E = sup ρφ², G = sup|ĝ|, M (weighted Lipschitz) and the squared-loss range B
     (Derivation 2)."""
@@ -184,6 +187,7 @@ def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -
     return dict(phi_bound=Bphi, rho_max=rho_max, rho_phi_bound=rphi, energy=E, g_bound=G,
                 weighted_lipschitz=2 * (rphi + rho_max * G), loss_range=Bphi + G)
 
+# %% ../nbs/07a_second_stage.ipynb #639c5578
 def check_stage2_records(phi, rho, c:dict):
     """Raise unless every record satisfies the bounds the constants use: ρ ∈ [0, ρ_max], |φ| ≤ B_φ, |ρφ| ≤ sup|ρφ|, ρφ²
     ≤ E."""
@@ -199,6 +203,7 @@ def check_stage2_records(phi, rho, c:dict):
                          + ", ".join(bad)
                          + " violated; clip Y and the nuisances first. Nothing claimed, no noise drawn")
 
+# %% ../nbs/07a_second_stage.ipynb #2de9ee7c
 def ridge_parameter_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, norm_bound:float,
                                 n:int, theta_radius:float|None=None, phi_clip:float|None=None) -> float:
     """Worst-case replace-one l2 sensitivity of the weighted-ridge parameter, $2B_fS/(\\lambda n)$,
@@ -208,6 +213,7 @@ def ridge_parameter_sensitivity(learner:str, y_bounds, propensity_clip:float, la
     G = norm_bound * r
     return 2.0 * norm_bound * score_bound(learner, y_bounds, propensity_clip, G, phi_clip=phi_clip) / (lam * n)
 
+# %% ../nbs/07a_second_stage.ipynb #b85c2133
 def kernel_rkhs_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, q:int, bandwidth:float,
                             n:int) -> float:
     """Worst-case replace-one RKHS-norm sensitivity of weighted kernel ridge, $2\\sqrt{K_0}S/(\\lambda n)$ = Lemma 1 at
@@ -293,7 +299,7 @@ class StageRelease:
                 f"bandwidth={self.bandwidth:g}, epsilon={self.epsilon:g}) [curator-side: holds "
                 "the second-stage records]")
 
-# %% ../nbs/07a_second_stage.ipynb #11dc5d4f
+# %% ../nbs/07a_second_stage.ipynb #570e3282
 @dataclass(frozen=True)
 class ClampedRelease:
     "Released values (and interval ends) clamped to the feasible CATE range; `clamped[i]`: point i was changed."
@@ -303,6 +309,7 @@ class ClampedRelease:
     clamped: np.ndarray
     feasible: tuple
 
+# %% ../nbs/07a_second_stage.ipynb #0156179c
 def clamp_to_feasible(value, outcome_bounds, half_width=None) -> ClampedRelease:
     """Clamp released CATE values (and the intervals ``value ± half_width``) to ``[-R, R]``, R = the outcome range.
 
