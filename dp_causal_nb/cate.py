@@ -102,7 +102,7 @@ def _boosting_nuisances(rs):
     return (HistGradientBoostingClassifier(random_state=seed("propensity")),
             HistGradientBoostingRegressor(random_state=seed("outcome")))
 
-# %% ../nbs/08_dp_cate.ipynb #53ec0bc1
+# %% ../nbs/08_dp_cate.ipynb #3e60e091
 VARIANCE_SHARE = 0.05  # public rule: share of the second stage's (ε, δ) spent on the sampling-variance statistics
 Z_VARIANCE = 1.645     # the statistics enter the interval at their one-sided 95 % upper confidence bound
 
@@ -380,7 +380,7 @@ def feasible_cate_range(outcome_bounds) -> tuple:
     R = float(hi[0] - lo[0])
     return (-R, R)
 
-# %% ../nbs/08_dp_cate.ipynb #4de728d9
+# %% ../nbs/08_dp_cate.ipynb #fc1ec2cc
 class _ReleaseReport:
     "Post-processing of a fitted DPCATE's single release: clamping, intervals, averages, summary."
     def _clamp(self, v):
@@ -482,10 +482,30 @@ class _ReleaseReport:
                 else f"note: the privacy noise (sd {sd_q:.3g} per point) is at least the spread of the "
                 f"released CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise; see "
                 "tutorials/03_private_cate for what n and epsilon buy")
+        from dp_causal_nb.sensitivity import sensitivity_summary   # post-processing of the average: free
+        sens = sensitivity_summary(est, lo, hi, level=1 - float(alpha), outcome_bounds=self.outcome_bounds_,
+                                   n=self.n_stage2_, n_covariates=self.n_features_in_,   # the second stage's n
+                                   interval_covers_sampling=covers == "sampling and privacy noise")
         return CATESummary(label=label, n_points=len(Xq), ate=est, interval=(lo, hi), alpha=float(alpha),
                            noise_sd_point=sd_q, noise_sd_ate=sd_a, cate_range=(float(vals.min()), float(vals.max())),
                            feasible=feasible_cate_range(self.outcome_bounds_), clamped=clamped,
-                           budget=dict(self.budget_), note=note, covers=covers)
+                           budget=dict(self.budget_), note=note, covers=covers, sensitivity=sens)
+
+    def plot(self, X_slice, feature, ax=None, **kw):
+        """The released CATE along a public 1-D slice of query points with its band (notebook 07d's
+        `plot_cate_slice`; matplotlib imported here).
+
+        Parameters
+        ----------
+        X_slice : array (m, d) of public query points varying in one column (e.g. `plots.cate_slice_points`).
+        feature : int, the column that varies. ax : matplotlib Axes, optional. **kw : passed to `plot_cate_slice`.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        from dp_causal_nb.plots import plot_cate_slice
+        return plot_cate_slice(self, X_slice, feature, ax, **kw)
 
 @dataclass(frozen=True)
 class CATESummary:
@@ -503,6 +523,7 @@ class CATESummary:
     budget: dict
     note: str = ""
     covers: str = "privacy noise only"
+    sensitivity: object = None     # `sensitivity.SensitivitySummary` of the average (post-processing)
     def __str__(self):
         b = ", ".join(f"{k} {v}" for k, v in self.budget.items())
         lines = [f"DPCATE release: {self.label}",
@@ -514,7 +535,9 @@ class CATESummary:
                  f"{'; some values clamped to it' if self.clamped else ''})",
                  f"privacy-noise sd: {self.noise_sd_point:.3g} per point, {self.noise_sd_ate:.3g} for the average",
                  f"budget spent: {b}"]
-        return "\n".join(lines + ([self.note] if self.note else []))
+        extra = [self.note] if self.note else []
+        if self.sensitivity is not None: extra.append(str(self.sensitivity))
+        return "\n".join(lines + extra)
     def __repr__(self): return str(self)
 
 # %% ../nbs/08_dp_cate.ipynb #8c095115
