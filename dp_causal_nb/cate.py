@@ -380,7 +380,7 @@ def feasible_cate_range(outcome_bounds) -> tuple:
     R = float(hi[0] - lo[0])
     return (-R, R)
 
-# %% ../nbs/08_dp_cate.ipynb #fc1ec2cc
+# %% ../nbs/08_dp_cate.ipynb #86412e09
 class _ReleaseReport:
     "Post-processing of a fitted DPCATE's single release: clamping, intervals, averages, summary."
     def _clamp(self, v):
@@ -483,9 +483,9 @@ class _ReleaseReport:
                 f"released CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise; see "
                 "tutorials/03_private_cate for what n and epsilon buy")
         from dp_causal_nb.sensitivity import sensitivity_summary   # post-processing of the average: free
-        sens = sensitivity_summary(est, lo, hi, level=1 - float(alpha), outcome_bounds=self.outcome_bounds_,
-                                   n=self.n_stage2_, n_covariates=self.n_features_in_,   # the second stage's n
-                                   interval_covers_sampling=covers == "sampling and privacy noise")
+        sens = None if clamped else sensitivity_summary(     # a clamped (noise-dominated) release: omitted
+            est, lo, hi, level=1 - float(alpha), outcome_bounds=self.outcome_bounds_, n=self.n_stage2_,
+            n_covariates=self.n_features_in_, interval_covers_sampling=covers == "sampling and privacy noise")
         return CATESummary(label=label, n_points=len(Xq), ate=est, interval=(lo, hi), alpha=float(alpha),
                            noise_sd_point=sd_q, noise_sd_ate=sd_a, cate_range=(float(vals.min()), float(vals.max())),
                            feasible=feasible_cate_range(self.outcome_bounds_), clamped=clamped,
@@ -1012,7 +1012,7 @@ def _dpcate__fit_split(self, n_total:int):
     self.split_ = (i1, i2)                                             # indices only (nuisance half, second-stage half)
     return rs, (i1, i2)
 
-# %% ../nbs/08_dp_cate.ipynb #361073e4
+# %% ../nbs/08_dp_cate.ipynb #38397138
 @method_of(DPCATE, "_fit_nuisances")
 def _dpcate__fit_nuisances(self, X, A, Y, i1, p, rs):
     "Check the whole budget, fit π̂ and μ̂ on the nuisance part (charged), charge the second stage; sets `budget_`."
@@ -1023,6 +1023,15 @@ def _dpcate__fit_nuisances(self, X, A, Y, i1, p, rs):
     e2, d2 = (np.inf, 0.0) if self.not_dp_ else (eps, dlt)            # a release that is not DP costs ε = ∞
     name = "DPCATE [NOT DP: calibration='ges', data-dependent noise scale]" if self.not_dp_ else "DPCATE"
     n_ledger = len(acc.ledger) if hasattr(acc, "ledger") else None
+    stats = self.final_ == "auto" or (self.final_ == "ridge" and self.calibration_ == "parameter")
+    if is_private(eps) and not self.not_dp_ and stats:   # the variance statistics' grid plan, before any charge
+        r_lo, r_hi = target_bounds(self.learner, self.y_bounds_, self.kappa_)["rho"]   # public
+        k = 1 if self.final_ == "auto" else 1 + (r_hi > r_lo)
+        try: plan_gaussian(gaussian_sigma(VARIANCE_SHARE * eps, VARIANCE_SHARE * dlt, math.sqrt(k)), math.sqrt(k), k)
+        except ValueError:
+            raise ValueError(f"epsilon={eps:g} is too small for the interval's variance statistics (a share "
+                             f"VARIANCE_SHARE={VARIANCE_SHARE:g} of the second stage's budget): give a larger "
+                             "epsilon") from None
     with acc.parallel(name) as block:
         nuis = block.part("nuisance")
         nuis.check(eps, dlt)

@@ -546,7 +546,7 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     f.info["outcome_bounds"] = [float(np.ravel(b)[0]) for b in rel.outcome_bounds]   # public: answers are clamped
     return f
 
-# %% ../nbs/10_functional.ipynb #7cbc9348
+# %% ../nbs/10_functional.ipynb #bcd87085
 @dataclass
 class SharedCATEFunction:
     """PUBLISHABLE private CATE function x ↦ ψ(x)ᵀθ̃ (random Fourier features). Holds no training record.
@@ -638,6 +638,7 @@ def _shareable_plan(n:int, q:int, *, n_features, feature_seed, **kw) -> dict:
     omega = fourier_frequencies(n_features, q, plan["bandwidth"], random_state=feature_seed)
     D = plan["sensitivity"]                                          # bound on ||Δθ||₂ (Derivations 5, 6)
     sigma = _shared_sigma(plan["epsilon"], plan["delta"], D)
+    if sigma > 0: plan_gaussian(1.0, D / sigma, 2 * int(n_features))   # the coefficients' grid plan, before any charge
     info = dict(epsilon=plan["epsilon"], delta=plan["delta"], sensitivity=D, sigma=sigma, n_features=int(n_features),
                 bandwidth=plan["bandwidth"], lam=plan["lam"], loss=repr(plan["loss"]),
                 solver_tol=plan["tol"]["tau"], solver_inflation=plan["extra"], n=n, weighted_lipschitz=plan["M"])
