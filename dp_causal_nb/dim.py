@@ -82,7 +82,7 @@ def dim_estimate(v, # the released statistic ṽ (or the exact v)
     return dict(ate=ate, stderr=se, interval=(float(max(ate - z * se, -2 * B)), float(min(ate + z * se, 2 * B))),
                 n_treated=ns[1], arm_means=(mu[0] + centre, mu[1] + centre), noise_var=noise_var)
 
-# %% ../nbs/10b_dp_dim.ipynb #bcc3e895
+# %% ../nbs/10b_dp_dim.ipynb #fd3b4112
 class DPDifferenceInMeans:
     """(ε, δ)-DP difference in means of a binary treatment's arms: five noisy sums, the arm sizes private.
 
@@ -93,8 +93,10 @@ class DPDifferenceInMeans:
 
     Parameters
     ----------
-    epsilon, delta : float, default 1.0, 1e-5
-        Privacy budget (δ > 0: a Gaussian release).
+    epsilon : float
+        Privacy budget ε of the release, required (as for every estimator of the library); ``np.inf``: non-private.
+    delta : float, default 1e-5
+        δ > 0 (a Gaussian release).
     outcome_bounds : (a, b)
         PUBLIC outcome range, declared without looking at the data.
     accountant : PrivacyAccountant, optional; label : str, optional (ledger label).
@@ -107,7 +109,7 @@ class DPDifferenceInMeans:
     conf_int_ : the 95 % interval; n_treated_ : the private treated count; noise_sd_ : the noise's sd per sum.
     epsilon_spent_, delta_spent_, charged_to_ : what was charged, and where.
     """
-    def __init__(self, *, epsilon:float=1.0, delta:float=1e-5, outcome_bounds=None, accountant=None,
+    def __init__(self, *, epsilon:float|None=None, delta:float=1e-5, outcome_bounds=None, accountant=None,
                  label:str|None=None, random_state=None):
         self.epsilon, self.delta, self.outcome_bounds = epsilon, delta, outcome_bounds
         self.accountant, self.label, self.random_state = accountant, label, random_state
@@ -119,6 +121,8 @@ class DPDifferenceInMeans:
 
     def fit(self, Y, T, *, X=None):
         "Release the difference in means of `Y` between the arms of `T` (X is ignored: no covariate is used)."
+        if self.epsilon is None:
+            raise ValueError("give a privacy budget: epsilon (and delta), e.g. epsilon=1.0 (np.inf: non-private)")
         with atomic_fit(self), release_guard():
             lo, hi = (float(b[0]) for b in check_bounds(self.outcome_bounds, "outcome_bounds", 1))
             T = check_binary_treatment(T)
