@@ -37,12 +37,14 @@ class FoldFallbackWarning(UserWarning):
 # %% auto #0
 __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CENTRE_SHARE', 'SCORE_CLIP_SHARE',
            'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'DESIGNS', 'ATT_MODEL_SHARE',
-           'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
-           'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
-           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
-           'split_nuisance_lam', 'nuisance_shrinkage', 'clip_levels', 'score_histogram', 'choose_clip_level',
-           'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
-           'choose_estimator', 'DPATE', 'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+           'TREATED_COUNT_SHARE', 'RARE_ARM_Z', 'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant',
+           'ate_sensitivity', 'stderr_sensitivity', 'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult',
+           'cross_fit_ate', 'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes',
+           'make_split', 'split_sensitivity', 'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels',
+           'score_histogram', 'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound',
+           'histogram_interval', 'crossfit_sizes', 'crossfit_parts', 'choose_estimator', 'DPATE', 'att_estimate',
+           'att_parts_sizes', 'att_parts', 'RareArmError', 'minority_share', 'minority_share_release', 'MetaAnalysis',
+           'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #33978299
 from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
@@ -358,7 +360,7 @@ def split_sensitivity(estimator:str, n_final:int, outcome_bound:float, propensit
     "√C/m: sensitivity of the final-part mean of the scores and of its standard error (Theorem 2a)."
     return float(np.sqrt(sensitivity_constant(estimator, outcome_bound, propensity_clip)) / n_final)
 
-# %% ../nbs/11_dp_ate.ipynb #6cc77195
+# %% ../nbs/11_dp_ate.ipynb #6476d2aa
 def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_features:int=1, delta:float=1e-6) -> float:
     """Default public penalty Λ of a split-design nuisance model fitted on n_part records (public inputs only).
 
@@ -397,11 +399,16 @@ def _check_centred_width(B:float):
         raise ValueError(f"outcome_bounds: the split and cross-fitted designs need hi − lo ≤ {MAX_BOUND:g} (their "
                          "outcome models are centred inside the bounds); rescale the outcome")
 
+def budget_share(eps:float, dlt:float, share:float) -> tuple:
+    """(ε_s, δ_s, ε_r, δ_r): a public `share` of (ε, δ) and the rest, summing to (ε, δ) exactly (the share is an exact
+    difference by Sterbenz's lemma for share ≤ 1/2, so a ledger of the two adds up to the declared budget)."""
+    if not is_private(eps): return np.inf, 0.0, np.inf, 0.0
+    e_r, d_r = eps * (1 - share), dlt * (1 - share)
+    return eps - e_r, dlt - d_r, e_r, d_r
+
 def _centre_budget(eps:float, dlt:float) -> tuple:
     "(ε_c, δ_c, ε_m, δ_m): the centre's and the ridge's shares of an outcome model's (ε, δ), summing to it exactly."
-    if not is_private(eps): return np.inf, 0.0, np.inf, 0.0
-    e_m, d_m = eps * (1 - OUTCOME_CENTRE_SHARE), dlt * (1 - OUTCOME_CENTRE_SHARE)
-    return eps - e_m, dlt - d_m, e_m, d_m          # exact differences (Sterbenz): e_c + e_m == eps
+    return budget_share(eps, dlt, OUTCOME_CENTRE_SHARE)
 
 def _check_outcome_models(n_parts, *, d:int, eps, dlt, B, lam):
     """The refusals of `_outcome_model` that depend on public inputs only — the centre's grid plan, the ridge's
@@ -560,7 +567,7 @@ def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc,
             G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
     return G
 
-# %% ../nbs/11_dp_ate.ipynb #010f454c
+# %% ../nbs/11_dp_ate.ipynb #e52312b7
 DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def _charge(acc, mu, eps, dlt, label):
@@ -622,7 +629,9 @@ class DPATE(BaseEstimator):
         ["f", "m"]}})``; categorical columns are one-hot encoded and the fitted ``feature_names_out_`` name them.
         Covariates outside are clipped to the bounds (silently).
     propensity_clip : float in (0, 0.5), default 0.1
-        c: every propensity estimate is clipped to [c, 1 − c] (public; B_π = 1/c).
+        c: every propensity estimate is clipped to [c, 1 − c] (public; B_π = 1/c). The split and cross-fitted AIPW/IPW
+        releases first release the treated count at ``TREATED_COUNT_SHARE`` of the budget and stop with
+        ``RareArmError`` (that share charged) when the smaller arm's released share lies below c (Theorem 2e).
     propensity_model, outcome_model : scikit-learn estimators, optional
         Fold design only (cloned per fold; per arm for the outcome). None:
         ``LogisticRegression(solver='newton-cholesky')`` and ``LinearRegression()``.
@@ -698,6 +707,9 @@ class DPATE(BaseEstimator):
         the number of scores averaged (the final part, or n for the cross-fitted design).
     nuisance_shrinkage_ : float or None
         The public proxy that decided whether to clip (``nuisance_shrinkage``; None for the fold design and dim).
+    minority_share_ : float or None
+        The smaller arm's share from the released treated count (Theorem 2e; exact at ε = ∞); None where no weights
+        are fitted (the fold design, 'g', 'dim', the ATT).
     estimand_ : str
         'ate' or 'att'.
     estimator_ : str
@@ -842,6 +854,11 @@ class DPATE(BaseEstimator):
         Yc, t, x, n, B = _prepare(Y, T, X, self.outcome_bounds, clip)   # the only check of the data
         mu, eps, dlt = self._budget(n)
         private = is_private(mu)
+        eps_tot, dlt_tot, check_arms = eps, dlt, private_models and est != "g"   # Theorem 2e: weights need both arms
+        if check_arms and private:                               # the treated count's share, the design the rest
+            e_s, d_s, eps, dlt = budget_share(eps, dlt, TREATED_COUNT_SHARE)
+            mu = gdp_mu(eps, dlt)
+            plan_gaussian(gaussian_sigma(e_s, d_s, 1.0), 1.0, 1)   # the count's grid plan, before any charge
         eps_n, dlt_n = (eps, dlt) if private else (np.inf, 0.0)  # each nuisance model's budget (Theorems 2, 2c)
         mu_fin = mu                                              # the final release's μ
         if design == "crossfit" and private:                     # Theorem 2c: the two stages share (ε, δ)
@@ -871,7 +888,12 @@ class DPATE(BaseEstimator):
             if est != "ipw":
                 _check_outcome_models([int(k) for k in cells[:, 1:].ravel()], d=x.shape[1], eps=eps_n, dlt=dlt_n, B=B,
                                       lam=lam)
-        acc = self._accountant(design, mu, eps, dlt)            # fail before the expensive part
+        acc = self._accountant(design, mu, eps_tot, dlt_tot)    # fail before the expensive part
+        arm_share = None
+        if check_arms:                                           # Theorem 2e: refuse weights capped for a rare arm
+            arm_share = minority_share_release(t, (e_s, d_s) if private else None, acc, c,
+                                               noise_rng(self.random_state, "DPATE treated count"),
+                                               label=f"DPATE({est}, {design}): treated count (rare-arm check)")
         # public streams [split or folds, π, μ₀, μ₁]; the noise has its own secret stream (notebook 01a)
         part_rng, *nuis_rngs = spawn_generators(self.random_state, 4)
         if design == "split":
@@ -938,12 +960,12 @@ class DPATE(BaseEstimator):
                           sigma1_=sigma1, sigma2_=sigma2, ate_=ate_c, ate_raw_=ate, stderr_=stderr,
                           conf_int_=ci_c, conf_int_raw_=ci, feasible_range_=rng_ate,
                           clamped_=bool(ate_c != ate or (ci is not None and ci_c != tuple(ci))),
-                          mu_spent_=mu_spent, epsilon_spent_=eps if full else gdp_epsilon(mu1, dlt),
-                          delta_spent_=dlt, outcome_bound_=B, mu1_=mu1, mu2_=mu2 if share > 0 else 0.0,
+                          mu_spent_=mu_spent, epsilon_spent_=eps_tot if full else gdp_epsilon(mu1, dlt),
+                          delta_spent_=dlt_tot, outcome_bound_=B, mu1_=mu1, mu2_=mu2 if share > 0 else 0.0,
                           stderr_noisy_=(se_noisy if private and share > 0 else se if not private
                                          else None if second is None else float(np.sqrt(second / (m - 1)))),
                           second_moment_bound_=second, n_final_=m if private_models else None,
-                          nuisance_shrinkage_=shrink,
+                          nuisance_shrinkage_=shrink, minority_share_=arm_share,
                           score_clip_level_=r_clip, clip_bias_estimate_=bias, clip_histogram_=hist)
         return self
 
@@ -970,7 +992,8 @@ class DPATE(BaseEstimator):
                           clamped_=False, mu_spent_=mu, epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B,
                           mu1_=mu, mu2_=0.0, stderr_noisy_=r["stderr"], noise_sd_ate_=float(np.sqrt(r["noise_var"])),
                           released_sums_=v, second_moment_bound_=None, n_final_=None, score_clip_level_=None,
-                          nuisance_shrinkage_=None, clip_bias_estimate_=None, clip_histogram_=None)
+                          nuisance_shrinkage_=None, minority_share_=None, clip_bias_estimate_=None,
+                          clip_histogram_=None)
         return self
 
     def _fit_att(self, Y, T, X, folds, clip):
@@ -1034,7 +1057,8 @@ class DPATE(BaseEstimator):
                           mu1_=mu_fin, mu2_=0.0, stderr_noisy_=res["stderr"],
                           noise_sd_ate_=float(np.sqrt(res["noise_var"] + model_sd ** 2)), released_sums_=v,
                           model_sd_=model_sd,
-                          second_moment_bound_=None, n_final_=m, nuisance_shrinkage_=shrink, score_clip_level_=None,
+                          second_moment_bound_=None, n_final_=m, nuisance_shrinkage_=shrink, minority_share_=None,
+                          score_clip_level_=None,
                           clip_bias_estimate_=None, clip_histogram_=None)
         return self
 
@@ -1200,6 +1224,10 @@ class DPATE(BaseEstimator):
                          f"{100 * self.nuisance_shrinkage_:.1f}% toward a constant (public proxy): the estimate "
                          "adjusts little for confounding, and the interval does not cover the bias this leaves" +
                          ("" if att else " (scores not clipped, so the interval stays at the worst-case range)"))
+        if getattr(self, "minority_share_", None) is not None:
+            lines.append(f"note: the smaller arm's released share is {100 * self.minority_share_:.3g}% "
+                         f"(the treated count, {100 * TREATED_COUNT_SHARE:g}% of the budget), above the propensity "
+                         f"clip {self.propensity_clip:.3g} (Theorem 2e's rare-arm check)")
         if self.score_clip_level_ is not None:
             R = np.sqrt(sensitivity_constant(est, self.outcome_bound_, self.propensity_clip)) / 2
             lines.append(f"note: scores clipped at ±{self.score_clip_level_:.4g} (worst case ±{R:.4g}), a level "
@@ -1261,6 +1289,43 @@ def _att_residuals(Yc, t, x, *, design, x_bounds, lam, B, eps, dlt, acc, label, 
         if design == "split":
             block.spend(eps, dlt, part="final", label="treated mean residual and its standard error")
     return r[keep], t[keep], int(keep.sum()), sd
+
+# %% ../nbs/11_dp_ate.ipynb #0f158c0b
+TREATED_COUNT_SHARE = 0.02   # the public share of (ε, δ) an AIPW/IPW split or cross-fitted release spends on n₁
+RARE_ARM_Z = 3.0             # the refusal's margin, in standard deviations of the count's noise
+
+class RareArmError(ValueError):
+    "Theorem 2e's refusal: the smaller arm's released share is below the propensity clip (`minority_share`: q̂)."
+    def __init__(self, message:str, minority_share:float):
+        super().__init__(message)
+        self.minority_share = minority_share
+
+def minority_share(count:float, n:int, sd:float) -> tuple:
+    "(q̂, q̂ + RARE_ARM_Z·sd/n): the smaller arm's share from a released treated count, and its upper bound."
+    q = min(count, n - count) / n
+    return float(q), float(q + RARE_ARM_Z * sd / n)
+
+# %% ../nbs/11_dp_ate.ipynb #5bc39422
+def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> float:
+    """Theorem 2e: the treated count of `t` released at `budget` = (ε_s, δ_s) (None: exact, non-private), charged to
+    `acc` before the draw; returns q̂, or raises RareArmError when q̂ + RARE_ARM_Z·sd/n < c. `rng`: a secret stream."""
+    n = len(t)
+    count, sd = float(np.sum(t)), 0.0
+    if budget is not None:
+        plan = plan_gaussian(gaussian_sigma(*budget, 1.0), 1.0, 1)
+        acc.spend(*budget, label=label)
+        count, sd = float(grid_release(count, plan, rng)), plan.sd
+    q, q_hi = minority_share(count, n, sd)
+    if q_hi < c:
+        how = ("exact, non-private" if budget is None
+               else f"from the treated count at {TREATED_COUNT_SHARE:g} of the budget")
+        raise RareArmError(
+            f"one arm is rare: its share is about {100 * q:.2g}% of the {n} records ({how}), below "
+            f"propensity_clip={c:g}: the AIPW weights of that arm would be capped at 1/c and the estimate would keep "
+            "the confounding its interval does not cover. Estimate the effect on the treated (estimand='att'), or "
+            f"refit with propensity_clip below the share (e.g. {max(q / 2, 1 / n):.2g}; a choice made from this "
+            "released share is post-processing) and expect a wider interval", q)
+    return q
 
 # %% ../nbs/11_dp_ate.ipynb #09f572b1
 @dataclass
