@@ -9,7 +9,8 @@ Beds (synthetic, so the truth is known; the shapes of the real samples an analys
   rare        observational, n = 16 000, 1.1 % treated (confounded), earnings in [0, 61 000]
   cols80      observational, n = 4 800, 80 mixed columns (datasets.mixed_covariates)
 Rows: the private difference in means (DPDifferenceInMeans, same budget), DPATE's default as an analyst calls it
-(x_bounds declared; randomized=True on the trials), the AIPW designs (the split design with its adaptive score
+(x_bounds declared; randomized=True on the trials; where the rare-arm check refuses, the analyst's refit with a
+propensity clip below the released share, on the budget the refusal left), the AIPW designs (the split design with its adaptive score
 clipping, the default, and with the worst-case score range; the cross-fitted design; the fold ensemble), and the
 non-private difference in means and
 AIPW split design (ε = ∞) for reference; on the observational beds, the effect on the treated (rows "ATT: ...", scored
@@ -64,9 +65,19 @@ def rows(X, T, Y, ob, xb, randomized, eps, delta, seed):
                                                                **kw),
             "AIPW cross-fitted design": DPATE("aipw", design="crossfit", x_bounds=xb, **kw),
             "AIPW fold design": DPATE("aipw", design="fold", **kw)}
+    from dp_causal_nb.ate import RareArmError, TREATED_COUNT_SHARE
+    share = None
     for k, m in fits.items():
-        m.fit(Y, T, X=X)
+        try: m.fit(Y, T, X=X)
+        except RareArmError as e:      # Theorem 2e: refused after the treated count (its share of the budget spent)
+            share = e.minority_share
+            out[k] = (np.nan, np.nan, np.nan)
+            continue
         out[k] = (m.ate_, *m.conf_int_)
+    if share is not None:              # the refusal's advice: a clip below the released share, on the budget left
+        m = DPATE("aipw", design="split", x_bounds=xb, propensity_clip=max(share / 2, 1 / len(Y)),
+                  **{**kw, "epsilon": eps * (1 - TREATED_COUNT_SHARE)}).fit(Y, T, X=X)
+        out["AIPW split design, refit at propensity_clip = released share / 2"] = (m.ate_, *m.conf_int_)
     if not randomized:       # the effect on the treated (rows scored against the true ATT)
         for k, design in (("ATT: DPATE split design", "split"), ("ATT: DPATE cross-fitted design", "crossfit")):
             try: m = DPATE(estimand="att", design=design, x_bounds=xb, **kw).fit(Y, T, X=X)
@@ -81,8 +92,9 @@ def rows(X, T, Y, ob, xb, randomized, eps, delta, seed):
     d = DPDifferenceInMeans(epsilon=np.inf, delta=delta, outcome_bounds=ob, accountant=PrivacyAccountant()).fit(Y, T)
     out["difference in means, eps=inf"] = (d.ate_, *d.conf_int_)
     m = DPATE("aipw", design="split", x_bounds=xb, epsilon=np.inf, outcome_bounds=ob,
-              accountant=PrivacyAccountant(), random_state=seed).fit(Y, T, X=X)
-    out["AIPW split design, eps=inf"] = (m.ate_, *m.conf_int_)
+              accountant=PrivacyAccountant(), random_state=seed)
+    try: out["AIPW split design, eps=inf"] = (m.fit(Y, T, X=X).ate_, *m.conf_int_)
+    except RareArmError: out["AIPW split design, eps=inf"] = (np.nan, np.nan, np.nan)
     return out
 
 
@@ -104,9 +116,13 @@ def run(beds=("rct_weak", "rct_strong", "rare", "cols80"), epsilons=(1.0, 4.0), 
             for k, v in acc.items():
                 v = np.array(v, float)
                 if np.isnan(v[:, 0]).all():
-                    table.append(dict(bed=b, epsilon=eps, row=k + " (refused: the control model cannot adjust)",
+                    why = "the control model cannot adjust" if k.startswith("ATT") else "rare arm, Theorem 2e"
+                    table.append(dict(bed=b, epsilon=eps, row=f"{k} (refused: {why})",
                                       rmse=np.nan, ratio=np.nan, coverage=np.nan, width=np.nan))
                     continue
+                refused = np.isnan(v[:, 0])
+                if refused.any():                # scored on the draws that ran; the row says how many were refused
+                    k, v = f"{k} (refused on {int(refused.sum())} of {len(v)} draws)", v[~refused]
                 rmse = float(np.sqrt(np.mean(v[:, 0] ** 2)))
                 table.append(dict(bed=b, epsilon=eps, row=k, rmse=rmse, ratio=rmse / base,
                                   coverage=float(v[:, 1].mean()), width=float(v[:, 2].mean())))
