@@ -144,3 +144,30 @@ def test_audit_treated_count():
     print(f"treated count: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {e_s:.3f}; control "
           f"{res_bad.epsilon_lower:.3f}")
     assert 0.3 * e_s < res.epsilon_lower <= e_s < res_bad.epsilon_lower
+
+
+def test_refusal_traceback_reaches_no_record_and_no_noise_stream():
+    "RareArmError is kept by users: no frame of its traceback holds a record-sized array or a random state."
+    Y, T, X = _data()
+    with pytest.raises(RareArmError) as e:
+        _dpate(PrivacyAccountant()).fit(Y, T, X=X)
+    assert e.value.__context__ is None and e.value.__cause__ is None
+    tb, bad = e.value.__traceback__, []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith("ate.py"):      # the library's frames (the test's own hold data)
+            for k, v in tb.tb_frame.f_locals.items():
+                if isinstance(v, (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)) or \
+                        (isinstance(v, np.ndarray) and v.size >= 50):
+                    bad.append((tb.tb_frame.f_code.co_name, k))
+        tb = tb.tb_next
+    assert bad == []
+
+
+@pytest.mark.parametrize("design", ["split", "crossfit"])
+def test_propensity_penalty_floor_refused_before_any_charge(design):
+    "A public refusal of the propensity model (nuisance_lam below its floor) comes before the treated count's charge."
+    Y, T, X = _data(p=0.3)
+    acc = PrivacyAccountant()
+    with pytest.raises(ValueError, match="nuisance_lam must be at least"):
+        _dpate(acc, estimator="ipw", design=design, nuisance_lam=1e-12).fit(Y, T, X=X)
+    assert acc.ledger == []

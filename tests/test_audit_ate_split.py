@@ -15,13 +15,14 @@ from dp_causal_nb.core import spawn_generators
 from dp_causal_nb.secure_noise import plan_gaussian, grid_release, noise_rng
 from dp_causal_nb.ate import (DPATE, _split_release, _split_scores, split_sizes, make_split, default_split,
                               split_sensitivity, sensitivity_constant, clip_levels, score_histogram, choose_clip_level,
-                              SCORE_CLIP_SHARE)
+                              SCORE_CLIP_SHARE, TREATED_COUNT_SHARE, budget_share)
 from dp_causal_nb.mechanisms import gdp_mu, gdp_sigma
 from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.mechanisms import gdp_epsilon
 
 N, CLIP, EPS, DELTA, SEED, RUNS = 4000, 0.1, 1.0, 1e-5, 11, 100_000
+EPS_R, DELTA_R = budget_share(EPS, DELTA, TREATED_COUNT_SHARE)[2:]   # the design's budget after the treated count
 
 
 def _data():
@@ -41,7 +42,7 @@ def _stats(X, T, Y):
     _, *nuis = spawn_generators(SEED, 4)
     part_rng = spawn_generators(SEED, 4)[0]
     tau, se, m, _ = _split_release(Y, T, X, estimator="ipw", split=default_split("ipw"), x_bounds=(-1.0, 1.0), lam=None,
-                                   B=1.0, c=CLIP, eps=EPS, dlt=DELTA, acc=PrivacyAccountant(), label="audit",
+                                   B=1.0, c=CLIP, eps=EPS_R, dlt=DELTA_R, acc=PrivacyAccountant(), label="audit",
                                    rngs=[part_rng] + nuis)
     return (tau, se), m
 
@@ -120,7 +121,7 @@ def _scores(X, T, Y):
     _, *nuis = spawn_generators(SEED, 4)
     part_rng = spawn_generators(SEED, 4)[0]
     G, m, _ = _split_scores(Y, T, X, estimator="ipw", split=default_split("ipw"), x_bounds=(-1.0, 1.0), lam=None,
-                            B=1.0, c=CLIP, eps=EPS, dlt=DELTA, acc=PrivacyAccountant(), label="audit",
+                            B=1.0, c=CLIP, eps=EPS_R, dlt=DELTA_R, acc=PrivacyAccountant(), label="audit",
                             rngs=[part_rng] + nuis)
     return G, m
 
@@ -157,7 +158,7 @@ def clipped_pair():
     est = DPATE("ipw", design="split", epsilon=EPS, delta=DELTA, outcome_bounds=(-1, 1), x_bounds=(-1, 1),
                 propensity_clip=CLIP, random_state=SEED, stderr_share=0.0).fit(D0[2], D0[1], X=D0[0])
     R = np.sqrt(sensitivity_constant("ipw", 1.0, CLIP)) / 2
-    mu_q = gdp_mu(EPS, DELTA) * np.sqrt(SCORE_CLIP_SHARE)
+    mu_q = gdp_mu(EPS_R, DELTA_R) * np.sqrt(SCORE_CLIP_SHARE)
     one = _clipped(mu_q, est.mu1_, R, m)(G0, 1, noise_rng(SEED, "DPATE"))
     assert est.ate_raw_ == one[0, -1] and est.score_clip_level_ == clip_levels(R)[int(one[0, -2])]   # DPATE's own
     assert np.abs(G0[j_ := np.flatnonzero(G0 != G1)[0]]) >= 0.95 * R and G0[j_] * G1[j_] < 0      # ±R, near-tight
@@ -199,7 +200,7 @@ def test_audit_clipped_release_histogram_moves():
     assert np.linalg.norm(h1 - h0) == pytest.approx(np.sqrt(2))
     est = DPATE("ipw", design="split", epsilon=EPS, delta=DELTA, outcome_bounds=(-1, 1), x_bounds=(-1, 1),
                 propensity_clip=CLIP, random_state=SEED).fit(D0[2], D0[1], X=D0[0])
-    mu_q = gdp_mu(EPS, DELTA) * np.sqrt(SCORE_CLIP_SHARE)
+    mu_q = gdp_mu(EPS_R, DELTA_R) * np.sqrt(SCORE_CLIP_SHARE)
     plan_q = plan_gaussian(gdp_sigma(mu_q, np.sqrt(2)), np.sqrt(2), len(levels))
     mech = _clipped(mu_q, est.mu1_, R, m)
     one = mech(G0, 1, noise_rng(SEED, "DPATE"))[0]
