@@ -625,7 +625,7 @@ def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> float:
             "released share is post-processing) and expect a wider interval", q)
     return q
 
-# %% ../nbs/11_dp_ate.ipynb #f7d55e0b
+# %% ../nbs/11_dp_ate.ipynb #2903f1d1
 DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def _charge(acc, mu, eps, dlt, label):
@@ -654,8 +654,11 @@ class DPATE(BaseEstimator):
     (Theorem 2) fits the library's DP-ERM nuisance models on disjoint parts of a public random split and averages
     the scores on a final part: it needs public covariate bounds ``x_bounds`` and has noise of order √C/n. The fold
     design is μ-GDP; the split design is (ε, δ)-DP (its DP-ERM nuisance models are) and is reported as such.
-    ``design="auto"`` (default) picks "split" when ``x_bounds`` is declared and "fold" otherwise — a rule on public
-    inputs only.
+    ``design="crossfit"`` (Theorem 2c) fits the same models on two folds and averages all n scores. ``design="auto"``
+    (default) picks "crossfit" when ``x_bounds`` is declared ("split" when ``split`` is too) and "fold" otherwise — a
+    rule on public inputs only, read
+    from tuning beds where the cross-fitted design beat the split design in most cells (notebook 12,
+    ``tests/benchmarks/bench_ate_design_rule.py``).
 
     Parameters
     ----------
@@ -841,7 +844,8 @@ class DPATE(BaseEstimator):
     def _design(self) -> str:
         if self.design not in DESIGNS: raise ValueError(f"design must be one of {DESIGNS}, got {self.design!r}")
         if self.design != "auto": return self.design
-        return "split" if self.x_bounds is not None else "fold"    # public inputs only
+        if self.x_bounds is None: return "fold"                       # public inputs only
+        return "split" if self.split is not None else "crossfit"      # a declared split asks for the split design
 
     def _accountant(self, design, mu, eps, dlt):
         "The accountant to charge, checked for the whole cost before anything is fitted or drawn."
@@ -907,6 +911,9 @@ class DPATE(BaseEstimator):
         level = check_scalar(self.level, "level", low=0, high=1)
         if private_models:
             split = _check_split(self.split, est) if design == "split" else None
+            if design == "crossfit" and self.split is not None:
+                raise ValueError("split applies to design='split' (the cross-fitted design's parts are fixed: "
+                                 "crossfit_sizes)")
             lam = None if self.nuisance_lam is None else check_scalar(self.nuisance_lam, "nuisance_lam", low=0)
             if X is None: raise ValueError(f"design={design!r} needs covariates X (and their public x_bounds)")
             if folds is not None: raise ValueError("folds apply to design='fold' only")
@@ -1081,14 +1088,21 @@ class DPATE(BaseEstimator):
         xb = check_bounds(xb, "x_bounds", n_features=x.shape[1])
         mu, eps, dlt = self._budget(n)
         private = is_private(mu)
+        keep = 1 - OUTCOME_CENTRE_SHARE                          # public proxy: can the control model adjust?
+        def proxy(design):
+            s = CROSSFIT_NUISANCE_SHARE if design == "crossfit" else 1.0
+            e, d = (eps * s, dlt * s) if s < 1 else (eps, dlt)
+            k = int(att_parts_sizes(n, design)[0])
+            return k, nuisance_shrinkage(k, e * keep, n_features=x.shape[1], delta=d * keep, lam=lam)
+        if (self.design == "auto" and design == "crossfit" and private
+                and proxy("crossfit")[1] >= NUISANCE_SHRINKAGE_LIMIT):
+            design = "split"              # public rule: the split design's control model gets the whole budget
         eps_n, dlt_n, mu_fin = (eps, dlt, mu) if private else (np.inf, 0.0, np.inf)
         if design == "crossfit" and private:                     # Theorem 2c's stage shares
             eps_n, dlt_n = eps * CROSSFIT_NUISANCE_SHARE, dlt * CROSSFIT_NUISANCE_SHARE
             mu_fin = gdp_mu(eps - eps_n, dlt - dlt_n)
         R = 2 * B                                                # the residuals' public bound
-        keep = 1 - OUTCOME_CENTRE_SHARE                          # public proxy: can the control model adjust?
-        n_model = int(att_parts_sizes(n, design)[0])
-        shrink = nuisance_shrinkage(n_model, eps_n * keep, n_features=x.shape[1], delta=dlt_n * keep, lam=lam)
+        n_model, shrink = proxy(design) if private else (int(att_parts_sizes(n, design)[0]), 0.0)
         if shrink >= NUISANCE_SHRINKAGE_LIMIT:   # public inputs only: refused before any charge
             raise ValueError(f"estimand='att': with {n_model} records per control model, {x.shape[1]} covariates and "
                              f"epsilon={self.epsilon!r} the private control model would be shrunk "

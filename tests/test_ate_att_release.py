@@ -152,7 +152,7 @@ def test_wide_declared_bounds_refused_before_any_charge():
     "A centred ridge's bounds stay within ±2B: declared bounds wider than MAX_BOUND are refused before any charge."
     r = np.random.default_rng(0); n = 1000
     X = r.uniform(0, 1, (n, 2)); T = (r.uniform(size=n) < 0.3).astype(int); Y = np.full(n, 0.9e100)
-    for kw in (dict(estimand="att"), dict(design="split"), dict(design="crossfit")):
+    for kw in (dict(estimand="att", design="split"), dict(design="split"), dict(design="crossfit")):
         acc = PrivacyAccountant()
         with pytest.raises(ValueError, match="rescale the outcome"):
             DPATE(outcome_bounds=(-1e100, 1e100), x_bounds=(0, 1), epsilon=1.0, delta=1e-6, accountant=acc,

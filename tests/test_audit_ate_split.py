@@ -264,8 +264,8 @@ def test_audit_att_residual_release():
     X, T = rng.uniform(-1, 1, (n, 2)), rng.integers(0, 2, n)
     Y = np.clip(0.3 * T + 0.5 * X[:, 0] + rng.normal(0, 0.3, n), -B, B)
     with reproducible_noise():
-        d = DPATE(estimand="att", mu=mu, delta=dlt, outcome_bounds=(-B, B), x_bounds=(-1, 1), random_state=3,
-                  accountant=PrivacyAccountant()).fit(Y, T, X=X)
+        d = DPATE(estimand="att", design="split", mu=mu, delta=dlt, outcome_bounds=(-B, B), x_bounds=(-1, 1),
+                  random_state=3, accountant=PrivacyAccountant()).fit(Y, T, X=X)
         part_rng, _, ridge_rng, _ = spawn_generators(3, 4)
         noise = noise_rng(3, "DPATE att")
         eps = gdp_epsilon(mu, dlt)
