@@ -13,14 +13,14 @@ from scipy.special import ndtri   # the normal quantile, without importing scipy
 __all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'lin_features', 'gram_statistics', 'unpack_gram', 'arm_coefficients',
            'adjusted_range', 'adjusted_outcomes', 'LinRelease', 'lin_estimate', 'lin_release', 'DPLinAdjustment']
 
-# %% ../nbs/10c_dp_lin.ipynb #c2dbee3d
+# %% ../nbs/10c_dp_lin.ipynb #68472af0
 from .core import (atomic_fit, check_array, check_binary_treatment, check_bounds, check_consistent_length,
                                check_epsilon_delta, check_scalar, clean_cells, is_private, release_guard)
 from .accounting import resolve_accountant
 from .mechanisms import gdp_mu, gdp_sigma
 from .secure_noise import grid_release, noise_rng, plan_gaussian
 from .features import StandardizeToBounds
-from .dim import dim_estimate, dim_release
+from .dim import ConstantEffect, dim_estimate, dim_release
 from .second_stage import clamp_to_feasible
 
 # %% ../nbs/10c_dp_lin.ipynb #6d0318c8
@@ -192,8 +192,8 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
     rel = LinRelease(gram, sums, n, bounds, rb, (plan1.sd, plan2.sd))
     return dict(**lin_estimate(rel, level), level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
 
-# %% ../nbs/10c_dp_lin.ipynb #1c0176c7
-class DPLinAdjustment:
+# %% ../nbs/10c_dp_lin.ipynb #e3ba194d
+class DPLinAdjustment(ConstantEffect):
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial (Lin 2013), from noisy sufficient statistics.
 
     Per-arm slopes from a grid Gaussian release of the arms' Gram matrices (AdaSSP-style ridge, a quarter of μ²), then
@@ -254,18 +254,9 @@ class DPLinAdjustment:
             self.charged_to_, self._released = resolve_accountant(self.accountant), r["release"]
         return self
 
-    def effect(self, X=None) -> np.ndarray:
-        "The ATE for each row of X (a constant effect; one value if X is None)."
-        if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
-        return np.full(1 if X is None else len(X), self.ate_)
-
-    def effect_interval(self, X=None, *, alpha:float=0.05):
-        "The 1 − α interval of the ATE, for each row of X (post-processing of the release)."
-        if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
-        if not 0 < alpha < 1: raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-        lo, hi = lin_estimate(self._released, 1 - alpha)["interval"]
-        m = 1 if X is None else len(X)
-        return np.full(m, lo), np.full(m, hi)
+    def _interval(self, alpha:float) -> tuple:
+        "The 1 − α interval, post-processing of the release (`effect_interval` of `ConstantEffect`)."
+        return lin_estimate(self._released, 1 - alpha)["interval"]
 
     def summary(self) -> str:
         "The release in words."
