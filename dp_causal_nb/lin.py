@@ -11,7 +11,8 @@ from scipy.special import ndtri   # the normal quantile, without importing scipy
 
 # %% auto #0
 __all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'lin_features', 'gram_statistics', 'unpack_gram', 'arm_coefficients',
-           'adjusted_range', 'adjusted_outcomes', 'LinRelease', 'lin_estimate', 'lin_release', 'DPLinAdjustment']
+           'adjusted_range', 'adjusted_outcomes', 'LinRelease', 'lin_estimate', 'lin_draw', 'lin_release',
+           'DPLinAdjustment']
 
 # %% ../nbs/10c_dp_lin.ipynb #68472af0
 from .core import (atomic_fit, check_array, check_binary_treatment, check_bounds, check_consistent_length,
@@ -141,7 +142,22 @@ def _check_inputs(Y, T, X, outcome_bounds, x_bounds, level):
     if n < 2: raise ValueError(f"the regression adjustment needs at least 2 records, got {n}")
     return Y, T, X, (lo, hi), xb, level, n
 
-# %% ../nbs/10c_dp_lin.ipynb #5cf15db0
+# %% ../nbs/10c_dp_lin.ipynb #41d8caa1
+def lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_features`)
+             outcome_bounds, # public (a, b)
+             sigmas, # (σ₁, σ₂) calibrated for Theorems 1 and 2 ((0, 0): no noise, Lin's estimate)
+             rng, # the secret noise stream (`noise_rng`)
+            ) -> LinRelease:
+    "The two grid releases (Gram vector, then the sums of the adjusted outcomes): the published part of a release."
+    plan1 = plan_gaussian(sigmas[0], GRAM_SENSITIVITY, Z.shape[1] * (Z.shape[1] + 3))
+    mid, B = sum(outcome_bounds) / 2, (outcome_bounds[1] - outcome_bounds[0]) / 2
+    gram = grid_release(gram_statistics(Z, (Y - mid) / B, T), plan1, rng)
+    beta = arm_coefficients(gram, Z.shape[1], plan1.sd)
+    rb = adjusted_range(outcome_bounds, beta, private=sigmas[1] > 0)
+    sums, plan2 = dim_release(adjusted_outcomes(Y, T, Z, beta, outcome_bounds, rb), T, rb, sigmas[1], rng)
+    return LinRelease(gram, sums, len(Y), tuple(outcome_bounds), rb, (plan1.sd, plan2.sd))
+
+# %% ../nbs/10c_dp_lin.ipynb #ce8a77c8
 def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:float=0.95, accountant=None,
                 random_state=None, label:str="lin_release") -> dict:
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial (Lin's interacted regression, Theorems 1 and 2).
@@ -175,21 +191,15 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
     eps, dlt = check_epsilon_delta(epsilon, delta, n=n, require_delta=True)
     private, Z = is_private(eps), lin_features(X, xb)
     mu = gdp_mu(eps, dlt) if private else np.inf
-    sigma1 = gdp_sigma(mu * math.sqrt(GRAM_SHARE), GRAM_SENSITIVITY)
-    sigma2 = gdp_sigma(mu * math.sqrt(1 - GRAM_SHARE), bounds[1] - bounds[0])
-    plan1 = plan_gaussian(sigma1, GRAM_SENSITIVITY, Z.shape[1] * (Z.shape[1] + 3))
-    plan_gaussian(sigma2, bounds[1] - bounds[0], 5)                    # refused here if the grid is too small
+    sigmas = (gdp_sigma(mu * math.sqrt(GRAM_SHARE), GRAM_SENSITIVITY),
+              gdp_sigma(mu * math.sqrt(1 - GRAM_SHARE), bounds[1] - bounds[0]))
+    plan_gaussian(sigmas[0], GRAM_SENSITIVITY, Z.shape[1] * (Z.shape[1] + 3))   # a grid too small is refused here,
+    plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                            # before the charge
     spent = (eps, dlt) if private else (np.inf, 0.0)
     acc = resolve_accountant(accountant)
     acc.check(*spent)
     acc.spend(*spent, label=label if private else f"{label} [not private: epsilon=inf]")
-    rng = noise_rng(random_state, "regression adjustment")
-    mid, B = sum(bounds) / 2, (bounds[1] - bounds[0]) / 2
-    gram = grid_release(gram_statistics(Z, (Y - mid) / B, T), plan1, rng)
-    beta = arm_coefficients(gram, Z.shape[1], plan1.sd)
-    rb = adjusted_range(bounds, beta, private)
-    sums, plan2 = dim_release(adjusted_outcomes(Y, T, Z, beta, bounds, rb), T, rb, sigma2, rng)
-    rel = LinRelease(gram, sums, n, bounds, rb, (plan1.sd, plan2.sd))
+    rel = lin_draw(Y, T, Z, bounds, sigmas, noise_rng(random_state, "regression adjustment"))
     return dict(**lin_estimate(rel, level), level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
 
 # %% ../nbs/10c_dp_lin.ipynb #e3ba194d
