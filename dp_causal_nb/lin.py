@@ -202,7 +202,7 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
     rel = lin_draw(Y, T, Z, bounds, sigmas, noise_rng(random_state, "regression adjustment"))
     return dict(**lin_estimate(rel, level), level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
 
-# %% ../nbs/10c_dp_lin.ipynb #e3ba194d
+# %% ../nbs/10c_dp_lin.ipynb #4f626515
 class DPLinAdjustment(ConstantEffect):
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial (Lin 2013), from noisy sufficient statistics.
 
@@ -227,6 +227,7 @@ class DPLinAdjustment(ConstantEffect):
     ----------
     ate_, stderr_, conf_int_ : the released estimate, its standard error (sampling and privacy) and interval.
     noise_var_ : the privacy noise's share of stderr_²; coefficients_ : [β₀, β₁] (noised); n_ : records.
+    level_ : the level of conf_int_.
     epsilon_spent_, delta_spent_, charged_to_ : what was charged, and where.
 
     Examples
@@ -260,7 +261,7 @@ class DPLinAdjustment(ConstantEffect):
                             random_state=self.random_state, label=self.label or "DPLinAdjustment")
             self.ate_, self.stderr_, self.conf_int_ = r["ate"], r["stderr"], r["interval"]
             self.noise_var_, self.n_, self.coefficients_ = r["noise_var"], r["n"], r["release"].coefficients
-            self.epsilon_spent_, self.delta_spent_ = r["epsilon_spent"], r["delta_spent"]
+            self.epsilon_spent_, self.delta_spent_, self.level_ = r["epsilon_spent"], r["delta_spent"], r["level"]
             self.charged_to_, self._released = resolve_accountant(self.accountant), r["release"]
         return self
 
@@ -272,6 +273,6 @@ class DPLinAdjustment(ConstantEffect):
         "The release in words."
         if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
         lo, hi = self.conf_int_
-        return (f"private regression-adjusted ATE (Lin): {self.ate_:.4g} ({100 * self.level:g}% interval {lo:.4g} to "
+        return (f"private regression-adjusted ATE (Lin): {self.ate_:.4g} ({100 * self.level_:g}% interval {lo:.4g} to "
                 f"{hi:.4g}; stderr {self.stderr_:.3g}, of which privacy noise sd {math.sqrt(self.noise_var_):.3g}); "
                 f"charged (ε, δ) = ({self.epsilon_spent_:g}, {self.delta_spent_:g})")

@@ -2,18 +2,19 @@
 two randomised-trial beds of bench_ate_beds.py.
 
 Not collected by pytest. Run: python tests/benchmarks/bench_lin.py [--reps R] [--eps 1,4] [--out FILE]
-(about a minute at 40 repetitions on one core; notebook 10c shows tests/benchmarks/lin_rct.md).
+(about ten seconds at 40 repetitions on one core; notebook 10c shows tests/benchmarks/lin_rct.md).
 
 Per (bed, ε): RMSE against the true ATE, its ratio to the private difference in means' RMSE on the same draws,
-coverage and mean width of the 95 % interval (and the width's ratio). Also the non-private Lin estimate (ε = ∞)
-for reference. The acceptance the estimator was built for: on rct_strong, RMSE strictly below the private difference
-in means', width at most 1.5 times its width, coverage at least 0.90; on rct_weak, RMSE at most 1.25 times its RMSE.
+coverage and mean width of the 95 % interval (the width's ratio to the difference in means' follows the row's
+name); the non-private Lin estimate (ε = ∞) for reference. The acceptance the estimator was built for: on rct_strong,
+RMSE strictly below the private difference in means', width at most 1.5 times its width, coverage at least 0.90; on
+rct_weak, RMSE at most 1.25 times its RMSE.
 """
 import argparse, os, sys, time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_ate_beds import bed   # noqa: E402  (the beds are defined once, there)
+from bench_ate_beds import bed, markdown   # noqa: E402  (the beds and the table format are defined once, there)
 
 ESTIMATORS = ("private difference in means", "private regression adjustment (Lin)", "Lin, eps=inf")
 
@@ -33,7 +34,7 @@ def fits(X, T, Y, ob, xb, eps, delta, seed):
 
 
 def run(beds=("rct_strong", "rct_weak"), epsilons=(1.0, 4.0), reps=40, delta=1e-6):
-    "One row per (bed, ε, estimator): RMSE, ratio to the private DIM, coverage, width, width ratio."
+    "One row per (bed, ε, estimator): RMSE, ratio to the private DIM, coverage, width (its ratio in the row name)."
     from dp_causal_nb.core import reproducible_noise
     table = []
     for b in beds:
@@ -49,19 +50,10 @@ def run(beds=("rct_strong", "rct_weak"), epsilons=(1.0, 4.0), reps=40, delta=1e-
             for k in ESTIMATORS:
                 v = np.array(acc[k], float)
                 rmse = float(np.sqrt(np.mean(v[:, 0] ** 2)))
-                table.append(dict(bed=b, epsilon=eps, row=k, rmse=rmse, ratio=rmse / base_rmse,
-                                  coverage=float(v[:, 1].mean()), width=float(v[:, 2].mean()),
-                                  width_ratio=float(v[:, 2].mean() / base_width)))
+                table.append(dict(bed=b, epsilon=eps, row=f"{k} (width × DIM {v[:, 2].mean() / base_width:.2f})",
+                                  rmse=rmse, ratio=rmse / base_rmse, coverage=float(v[:, 1].mean()),
+                                  width=float(v[:, 2].mean())))
     return table
-
-
-def markdown(table) -> str:
-    lines = ["| bed | ε | estimator | RMSE | × private DIM | coverage | width | width × DIM |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in table:
-        lines.append(f"| {r['bed']} | {r['epsilon']:g} | {r['row']} | {r['rmse']:.4f} | {r['ratio']:.2f} | "
-                     f"{r['coverage']:.2f} | {r['width']:.4f} | {r['width_ratio']:.2f} |")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":
