@@ -157,7 +157,7 @@ def lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_featu
     sums, plan2 = dim_release(adjusted_outcomes(Y, T, Z, beta, outcome_bounds, rb), T, rb, sigmas[1], rng)
     return LinRelease(gram, sums, len(Y), tuple(outcome_bounds), rb, (plan1.sd, plan2.sd))
 
-# %% ../nbs/10c_dp_lin.ipynb #ce8a77c8
+# %% ../nbs/10c_dp_lin.ipynb #db30ef2e
 def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:float=0.95, accountant=None,
                 random_state=None, label:str="lin_release") -> dict:
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial (Lin's interacted regression, Theorems 1 and 2).
@@ -187,20 +187,22 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
     >>> round(out["ate"], 3)
     0.54
     """
-    Y, T, X, bounds, xb, level, n = _check_inputs(Y, T, X, outcome_bounds, x_bounds, level)
-    eps, dlt = check_epsilon_delta(epsilon, delta, n=n, require_delta=True)
-    private, Z = is_private(eps), lin_features(X, xb)
-    mu = gdp_mu(eps, dlt) if private else np.inf
-    sigmas = (gdp_sigma(mu * math.sqrt(GRAM_SHARE), GRAM_SENSITIVITY),
-              gdp_sigma(mu * math.sqrt(1 - GRAM_SHARE), bounds[1] - bounds[0]))
-    plan_gaussian(sigmas[0], GRAM_SENSITIVITY, Z.shape[1] * (Z.shape[1] + 3))   # a grid too small is refused here,
-    plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                            # before the charge
-    spent = (eps, dlt) if private else (np.inf, 0.0)
-    acc = resolve_accountant(accountant)
-    acc.check(*spent)
-    acc.spend(*spent, label=label if private else f"{label} [not private: epsilon=inf]")
-    rel = lin_draw(Y, T, Z, bounds, sigmas, noise_rng(random_state, "regression adjustment"))
-    return dict(**lin_estimate(rel, level), level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
+    with release_guard():    # no floating-point event raises, no data-dependent warning shows (notebook 00)
+        Y, T, X, bounds, xb, level, n = _check_inputs(Y, T, X, outcome_bounds, x_bounds, level)
+        eps, dlt = check_epsilon_delta(epsilon, delta, n=n, require_delta=True)
+        private, Z = is_private(eps), lin_features(X, xb)
+        mu = gdp_mu(eps, dlt) if private else np.inf
+        sigmas = (gdp_sigma(mu * math.sqrt(GRAM_SHARE), GRAM_SENSITIVITY),
+                  gdp_sigma(mu * math.sqrt(1 - GRAM_SHARE), bounds[1] - bounds[0]))
+        plan_gaussian(sigmas[0], GRAM_SENSITIVITY, Z.shape[1] * (Z.shape[1] + 3))   # a grid too small: refused
+        plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                            # here, before the charge
+        spent = (eps, dlt) if private else (np.inf, 0.0)
+        acc = resolve_accountant(accountant)
+        acc.check(*spent)
+        acc.spend(*spent, label=label if private else f"{label} [not private: epsilon=inf]")
+        rel = lin_draw(Y, T, Z, bounds, sigmas, noise_rng(random_state, "regression adjustment"))
+        est = lin_estimate(rel, level)
+    return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
 
 # %% ../nbs/10c_dp_lin.ipynb #4f626515
 class DPLinAdjustment(ConstantEffect):
