@@ -14,7 +14,8 @@ from .mechanisms import gaussian_sigma
 from .secure_noise import grid_release, noise_rng, plan_gaussian
 
 # %% auto #0
-__all__ = ['DIM_WEIGHT', 'dim_statistics', 'dim_sensitivity', 'dim_release', 'arm_moments', 'dim_estimate', 'DPDifferenceInMeans']
+__all__ = ['DIM_WEIGHT', 'dim_statistics', 'dim_sensitivity', 'dim_release', 'arm_moments', 'dim_estimate', 'ConstantEffect',
+           'DPDifferenceInMeans']
 
 # %% ../nbs/10b_dp_dim.ipynb #d4fba918
 DIM_WEIGHT = math.sqrt(1.5)   # c/B: the weight of the treated count that balances the two cases (derivation)
@@ -82,8 +83,24 @@ def dim_estimate(v, # the released statistic ṽ (or the exact v)
     return dict(ate=ate, stderr=se, interval=(float(max(ate - z * se, -2 * B)), float(min(ate + z * se, 2 * B))),
                 n_treated=ns[1], arm_means=(mu[0] + centre, mu[1] + centre), noise_var=noise_var)
 
-# %% ../nbs/10b_dp_dim.ipynb #fd3b4112
-class DPDifferenceInMeans:
+# %% ../nbs/10b_dp_dim.ipynb #90598c50
+class ConstantEffect:
+    "`effect` and `effect_interval` of an estimator whose release is one ATE (`ate_`, and `_interval(alpha)`)."
+    def effect(self, X=None) -> np.ndarray:
+        "The ATE for each row of X (a constant effect; one value if X is None)."
+        if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
+        return np.full(1 if X is None else len(X), self.ate_)
+
+    def effect_interval(self, X=None, *, alpha:float=0.05):
+        "The 1 − α interval of the ATE, for each row of X (post-processing of the release)."
+        if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
+        if not 0 < alpha < 1: raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+        lo, hi = self._interval(alpha)
+        m = 1 if X is None else len(X)
+        return np.full(m, lo), np.full(m, hi)
+
+# %% ../nbs/10b_dp_dim.ipynb #e3e8ac60
+class DPDifferenceInMeans(ConstantEffect):
     """(ε, δ)-DP difference in means of a binary treatment's arms: five noisy sums, the arm sizes private.
 
     The outcome is clipped to the public `outcome_bounds` (a, b) record by record; the release is the grid Gaussian
@@ -143,19 +160,10 @@ class DPDifferenceInMeans:
             self._released = (v, (lo, hi))
         return self
 
-    def effect(self, X=None) -> np.ndarray:
-        "The ATE for each row of X (a constant effect; one value if X is None)."
-        if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
-        return np.full(1 if X is None else len(X), self.ate_)
-
-    def effect_interval(self, X=None, *, alpha:float=0.05):
-        "The 1 − α interval of the ATE, for each row of X (post-processing of the release)."
-        if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
-        if not 0 < alpha < 1: raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    def _interval(self, alpha:float) -> tuple:
+        "The 1 − α interval, post-processing of the released sums."
         v, bounds = self._released
-        lo, hi = dim_estimate(v, self.n_, bounds, self.noise_sd_, alpha)["interval"]
-        m = 1 if X is None else len(X)
-        return np.full(m, lo), np.full(m, hi)
+        return dim_estimate(v, self.n_, bounds, self.noise_sd_, alpha)["interval"]
 
     def summary(self) -> str:
         "The release in words."

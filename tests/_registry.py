@@ -13,6 +13,7 @@ from dp_causal_nb import cli
 from dp_causal_nb.ate import DPATE
 from dp_causal_nb.cate import DPCATE
 from dp_causal_nb.dim import DPDifferenceInMeans
+from dp_causal_nb.lin import DPLinAdjustment
 from dp_causal_nb.erm import DPLogisticRegression, DPRidgeRegression
 from dp_causal_nb.functional import (private_kernel_function, release_cate_function, release_shareable_cate_function,
                                      release_shareable_function)
@@ -125,6 +126,8 @@ REGISTRY = [
          _fit_ate, cells=("Y",)),
     Case("DPDifferenceInMeans", lambda acc, yb: DPDifferenceInMeans(outcome_bounds=yb, accountant=acc, **KW), _fit_ate,
          cells=("Y",)),
+    Case("DPLinAdjustment", lambda acc, yb: DPLinAdjustment(outcome_bounds=yb, x_bounds=XB, accountant=acc, **KW),
+         _fit_ate),
     Case("DPCATE ridge", _cate("ridge"), _fit_effect),
     Case("DPCATE kernel", _cate("kernel", bandwidth=0.5, lam=0.1), _fit_effect),
     Case("DPCATE auto", _cate("auto"), _fit_effect),

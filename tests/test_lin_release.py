@@ -1,0 +1,210 @@
+"""The private regression adjustment (notebook 10c): neighbours behave alike apart from the noise, both released
+statistics stay within their derived sensitivities when computed by the implementation, nothing reachable from a
+release holds a record, an un-noised number or a random stream, every refusal on public inputs and every overspend
+comes before any charge or draw, the noise comes only from the secure release module, ε = ∞ is Lin's estimate, and
+the interval covers on a quick simulation."""
+import itertools, re
+import numpy as np
+import pytest
+from dp_causal_nb.accounting import PrivacyAccountant
+from dp_causal_nb.core import BudgetError, reproducible_noise
+from dp_causal_nb.dim import dim_statistics
+from dp_causal_nb.secure_noise import FP_MARGIN
+import dp_causal_nb.lin as lin_mod
+from dp_causal_nb.lin import (GRAM_SENSITIVITY, DPLinAdjustment, adjusted_outcomes, gram_statistics, lin_features,
+                              lin_release)
+
+OB, XB = (-3.0, 3.0), (-1.0, 1.0)
+
+
+def _data(n=300, q=3, seed=0, tau=0.3):
+    r = np.random.default_rng(seed)
+    X, T = r.uniform(-1, 1, (n, q)), r.integers(0, 2, n)
+    return np.clip(tau * T + X[:, 0] + 0.5 * X[:, -1] + r.normal(0, 0.6, n), *OB), T, X
+
+def _fit(Y, T, X, acc=None, **kw):
+    kw = dict(dict(epsilon=1.0, delta=1e-6, random_state=0), **kw)
+    acc = PrivacyAccountant() if acc is None else acc
+    return DPLinAdjustment(outcome_bounds=OB, x_bounds=XB, accountant=acc, **kw).fit(Y, T, X=X), acc
+
+_mask = lambda s: re.sub(r"-?\d+(\.\d+)?(e[-+]?\d+)?", "#", s)
+_ledger = lambda acc: [(r.label, r.cost) for r in acc.ledger]
+
+
+def _edge_pairs():
+    "Replace-one pairs at the edges: an arm switch at the bounds, an empty arm against one record, an infinite cell."
+    Y, T, X = _data(200, seed=1)
+    Y1, T1, X1 = Y.copy(), T.copy(), X.copy()
+    Y1[0], T1[0], X1[0] = -Y[0] if Y[0] else 3.0, 1 - T[0], -X[0]
+    T0 = np.zeros_like(T)
+    T0b = T0.copy()
+    T0b[0] = 1
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    Yb = np.full_like(Y, 3.0)
+    Yb1 = Yb.copy()
+    Yb1[0] = -3.0
+    return [((Y, T, X), (Y1, T1, X1)), ((Y, T0, X), (Y, T0b, X)), ((Y, T, X), (Y, T, Xi)), ((Yb, T, X), (Yb1, T, X))]
+
+
+@pytest.mark.parametrize("pair", range(4))
+def test_neighbours_same_ledger_attributes_summary(pair):
+    "Edge neighbours: the same ledger, the same attribute names and types, the same summary up to its numbers."
+    a_data, b_data = _edge_pairs()[pair]
+    with reproducible_noise():
+        a, acc_a = _fit(*a_data)
+        b, acc_b = _fit(*b_data)
+    assert _ledger(acc_a) == _ledger(acc_b) == [("DPLinAdjustment", (1.0, 1e-6))]
+    assert {k: type(v) for k, v in vars(a).items()} == {k: type(v) for k, v in vars(b).items()}
+    assert _mask(a.summary()) == _mask(b.summary())
+    assert a._released.gram.shape == b._released.gram.shape and a._released.sums.shape == b._released.sums.shape
+
+
+@pytest.mark.parametrize("q", [1, 2, 3, 4])
+def test_gram_sensitivity_brute_force_through_the_implementation(q):
+    "‖Δg‖ ≤ 3/√2 (1 + FP_MARGIN) over adversarial replacements, computed by lin_features and gram_statistics."
+    rng, worst = np.random.default_rng(q), 0.0
+    xb = (np.full(q, -2.0), np.full(q, 5.0))                  # a box other than [-1, 1]: the map is part of the check
+    corners = np.array(list(itertools.product((-2.0, 5.0), repeat=q)))
+    for trial in range(6 if q < 4 else 1):      # q = 4: 256 corner pairs per dataset already
+        n = int(rng.integers(3, 40))
+        X, y, T = rng.uniform(-2, 5, (n, q)), rng.uniform(-1, 1, n), rng.integers(0, 2, n)
+        for x0, x1 in itertools.product(corners, corners):
+            for y0, y1, t0, t1 in itertools.product((-1.0, 1.0), (-1.0, 1.0), (0, 1), (0, 1)):
+                Xa, Xb, ya, yb, Ta, Tb = X.copy(), X.copy(), y.copy(), y.copy(), T.copy(), T.copy()
+                Xa[0], Xb[0], ya[0], yb[0], Ta[0], Tb[0] = x0, x1, y0, y1, t0, t1
+                d = gram_statistics(lin_features(Xa, xb), ya, Ta) - gram_statistics(lin_features(Xb, xb), yb, Tb)
+                worst = max(worst, float(np.linalg.norm(d)))
+    assert worst <= GRAM_SENSITIVITY * (1 + FP_MARGIN)
+    if q == 3: assert worst >= GRAM_SENSITIVITY * (1 - 1e-9)             # attained
+    else: assert worst >= 0.9 * GRAM_SENSITIVITY                          # near
+
+
+def test_adjusted_sums_sensitivity_through_the_estimator(monkeypatch):
+    """Given the released slopes (fixed here, as the proof conditions on them), one record's change moves the sums of
+    the adjusted outcomes by at most b − a, also for slopes whose adjustment pushes outcomes past the bounds."""
+    cap, orig = [], lin_mod.dim_release
+    def spy(r, T, bounds, sigma, rng):
+        cap.append(dim_statistics(r, T, bounds))
+        return orig(r, T, bounds, sigma, rng)
+    monkeypatch.setattr(lin_mod, "dim_release", spy)
+    beta = [np.array([2.0, -1.5, 0.7, 0.1]), np.array([-3.0, 0.4, 2.5, -0.2])]
+    monkeypatch.setattr(lin_mod, "arm_coefficients", lambda g, p, sd=0.0: beta)
+    Y, T, X = _data(200, seed=3)
+    worst = 0.0
+    for x0, y0, t0 in itertools.product((np.array([1.0, -1.0, 1.0]), np.array([-1.0, 1.0, -1.0])), (-3.0, 3.0), (0, 1)):
+        Ya, Ta, Xa = Y.copy(), T.copy(), X.copy()
+        Ya[0], Ta[0], Xa[0] = y0, t0, x0
+        cap.clear()
+        with reproducible_noise():
+            _fit(Y, T, X)
+            _fit(Ya, Ta, Xa)
+        worst = max(worst, float(np.linalg.norm(cap[0] - cap[1])))
+    assert 0.5 * (OB[1] - OB[0]) < worst <= (OB[1] - OB[0]) * (1 + FP_MARGIN)
+
+
+def _walk(obj, seen=None):
+    "Every object reachable from `obj` through attributes, dataclass fields, mappings and sequences."
+    seen = set() if seen is None else seen
+    if id(obj) in seen: return
+    seen.add(id(obj))
+    yield obj
+    if isinstance(obj, dict): children = list(obj.values())
+    elif isinstance(obj, (list, tuple, set)): children = list(obj)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(obj):
+        children = list(vars(obj).values())
+    else: children = []
+    for c in children: yield from _walk(c, seen)
+
+
+def test_nothing_reachable_holds_a_record_or_a_random_stream():
+    "Neither the estimator nor the returned dict holds a generator, a record-length array or an un-noised number."
+    Y, T, X = _data(300)
+    exact = lin_release(Y, T, X, outcome_bounds=OB, x_bounds=XB, epsilon=np.inf, delta=1e-6,
+                        accountant=PrivacyAccountant())
+    m, _ = _fit(Y, T, X)
+    out = lin_release(Y, T, X, outcome_bounds=OB, x_bounds=XB, epsilon=1.0, delta=1e-6, accountant=PrivacyAccountant(),
+                      random_state=0)
+    secret = {exact["ate"], exact["stderr"], float(Y.mean()), float(T.sum())}
+    for root in (m, out):
+        for o in _walk(root):
+            assert not isinstance(o, (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator))
+            if isinstance(o, np.ndarray): assert o.size < len(Y) and not np.isin(o, Y).any()
+            if isinstance(o, float): assert o not in secret
+    assert set(out) >= {"ate", "stderr", "interval", "noise_var", "n"}
+
+
+class _Draws:
+    "Counts the calls of the release module's grid sampler made by the estimator."
+    def __init__(self, monkeypatch):
+        self.calls, orig = [], lin_mod.grid_release
+        monkeypatch.setattr(lin_mod, "grid_release", lambda v, plan, rng, **kw: self.calls.append(plan.kind)
+                            or orig(v, plan, rng, **kw))
+        monkeypatch.setattr(lin_mod, "dim_release", self._dim)
+    def _dim(self, Y, T, bounds, sigma, rng):
+        from dp_causal_nb.dim import dim_sensitivity
+        plan = lin_mod.plan_gaussian(sigma, dim_sensitivity(bounds), 5)
+        return lin_mod.grid_release(dim_statistics(Y, T, bounds), plan, rng), plan
+
+
+def test_noise_only_from_the_release_module(monkeypatch):
+    "Two grid releases per fit (Gram, sums), Gaussian when private, none at ε = ∞; the estimate is theirs."
+    d = _Draws(monkeypatch)
+    Y, T, X = _data(300)
+    _fit(Y, T, X)
+    assert d.calls == ["gaussian", "gaussian"]
+    _fit(Y, T, X, epsilon=np.inf)
+    assert d.calls[2:] == ["none", "none"]
+
+
+def test_refusals_and_overspend_before_any_charge_or_draw(monkeypatch):
+    d = _Draws(monkeypatch)
+    Y, T, X = _data(300)
+    acc = PrivacyAccountant(epsilon=1.0, delta=1e-4)
+    bad = [(dict(epsilon=1e-7), "grid"), (dict(level=1.0), "level must lie in"), (dict(delta=0.0), "delta"),
+           (dict(epsilon=2.0), "budget")]
+    for kw, msg in bad:
+        with pytest.raises((ValueError, BudgetError), match=msg): _fit(Y, T, X, acc=acc, **kw)
+    with pytest.raises(ValueError, match="x_bounds"):
+        DPLinAdjustment(epsilon=1.0, outcome_bounds=OB, x_bounds=((0, 0), (1, 1)), accountant=acc).fit(Y, T, X=X)
+    with pytest.raises(ValueError, match="outcome_bounds"):
+        DPLinAdjustment(epsilon=1.0, outcome_bounds=(1, 1), x_bounds=XB, accountant=acc).fit(Y, T, X=X)
+    with pytest.raises(ValueError, match="X must be given"):
+        DPLinAdjustment(epsilon=1.0, outcome_bounds=OB, x_bounds=XB, accountant=acc).fit(Y, T)
+    assert acc.ledger == [] and d.calls == []
+    _fit(Y, T, X, acc=acc, epsilon=0.6)
+    with pytest.raises(BudgetError): _fit(Y, T, X, acc=acc, epsilon=0.6)
+    assert len(acc.ledger) == 1 and len(d.calls) == 2
+
+
+@pytest.mark.parametrize("q,binary", [(1, False), (3, False), (2, True)])
+def test_non_private_is_lins_regression(q, binary):
+    "ε = ∞: the coefficient of T in the regression of Y on T, X − X̄ and T(X − X̄), charged (∞, 0)."
+    Y, T, X = _data(250, q=q, seed=q)
+    if binary: Y = np.where(Y > 0, 3.0, -3.0)
+    m, acc = _fit(Y, T, X, epsilon=np.inf)
+    Xc = X - X.mean(0)
+    D = np.column_stack([np.ones(len(Y)), T, Xc, T[:, None] * Xc])
+    assert m.ate_ == pytest.approx(np.linalg.lstsq(D, Y, rcond=None)[0][1], abs=1e-9)
+    assert m.noise_var_ == 0.0 and acc.ledger[0].cost == (np.inf, 0.0)
+
+
+def test_interval_covers_on_a_quick_simulation():
+    "Private 95 % intervals on 100 small trials cover the effect at least 85 % of the time (expected ≈ 95 %)."
+    hits = []
+    for s in range(100):
+        Y, T, X = _data(1000, seed=100 + s)
+        with reproducible_noise():
+            m, _ = _fit(Y, T, X, random_state=s, epsilon=2.0)
+        hits.append(m.conf_int_[0] <= 0.3 <= m.conf_int_[1])
+        assert m.conf_int_[0] <= m.ate_ <= m.conf_int_[1]
+        assert -6.0 <= m.conf_int_[0] and m.conf_int_[1] <= 6.0
+    assert np.mean(hits) >= 0.85
+
+
+def test_adjusted_outcomes_stay_in_the_declared_range():
+    "A private release clips the adjusted outcomes to the outcome bounds, whatever the slopes."
+    Y, T, X = _data(100)
+    Z = lin_features(X, XB)
+    r = adjusted_outcomes(Y, T, Z, [np.full(4, 10.0), np.full(4, -10.0)], OB, OB)
+    assert r.min() >= OB[0] and r.max() <= OB[1]
