@@ -299,6 +299,7 @@ def ridge_batched_mech(**kw):
         return perturb_output(th, spec, rng, size)
     return mech
 
+@pytest.mark.slow      # 1 200 estimator fits (each a certified release)
 def test_declared_bounds_pass_audit_logistic():
     "The x₀ → 1e6 pair with declared x_bounds: the outlier is clipped, the claim ε = 1 stands."
     D0, D1 = logistic_pair()
@@ -306,6 +307,7 @@ def test_declared_bounds_pass_audit_logistic():
     print("declared", res)
     assert res.epsilon_lower <= 1.0
 
+@pytest.mark.slow      # 1 200 estimator fits
 def test_inferred_bounds_audit_logistic():
     "The same pair with inferred bounds is far from ε = 1 — why such a fit is reported as ε = ∞."
     D0, D1 = logistic_pair()
