@@ -89,6 +89,7 @@ def _flip_pair_true_eps(eps, sigma_factor):
     sigma = gaussian_plan(eps, GAUSS_DELTA, 10, 1, 0.05, sigma_factor).params.noise.scale
     return float(gdp_epsilon(1.0 / sigma, GAUSS_DELTA))
 
+@pytest.mark.slow      # 2 000 certified releases per neighbour and ε (the exact sampler per release): ~30 s each
 @pytest.mark.parametrize("eps", EPS)
 def test_objective_perturbation_audit_gaussian(eps):
     Phi, y0, y1 = corner_pair(10)
@@ -98,6 +99,7 @@ def test_objective_perturbation_audit_gaussian(eps):
     assert res.epsilon_lower <= eps
     assert res.epsilon_lower <= _flip_pair_true_eps(eps, 1.0) + OBJECTIVE_FP_SHARE * eps   # + the gap's grid release
 
+@pytest.mark.slow      # 4 000 certified releases per neighbour
 @pytest.mark.parametrize("eps,sigma_factor", [(1.0, 1 / 16), (4.0, 1 / 8)])
 def test_objective_perturbation_gaussian_broken_control(eps, sigma_factor):
     """σ under-stated (σ/16 at ε = 1: true ε 4.07 on this pair; σ/8 at ε = 4: true ε 18.1) must be caught at δ = 0.05.
@@ -297,6 +299,7 @@ def ridge_batched_mech(**kw):
         return perturb_output(th, spec, rng, size)
     return mech
 
+@pytest.mark.slow      # 1 200 estimator fits (each a certified release)
 def test_declared_bounds_pass_audit_logistic():
     "The x₀ → 1e6 pair with declared x_bounds: the outlier is clipped, the claim ε = 1 stands."
     D0, D1 = logistic_pair()
@@ -304,6 +307,7 @@ def test_declared_bounds_pass_audit_logistic():
     print("declared", res)
     assert res.epsilon_lower <= 1.0
 
+@pytest.mark.slow      # 1 200 estimator fits
 def test_inferred_bounds_audit_logistic():
     "The same pair with inferred bounds is far from ε = 1 — why such a fit is reported as ε = ∞."
     D0, D1 = logistic_pair()

@@ -103,6 +103,7 @@ def test_non_private_hits_ceiling():
     assert r.epsilon_lower > 9
 
 
+@pytest.mark.slow      # 10 000 scalar releases, each drawing the exact sampler's candidate pool: about a minute
 def test_non_batch_library_mechanism():
     # the per-run API (as for objective perturbation), here with the library's scalar Gaussian mechanism
     mech = lambda D, rng: gaussian_mechanism(D.sum(), 1 / 3, 1.0, 1e-5, random_state=rng)

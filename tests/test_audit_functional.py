@@ -1,6 +1,7 @@
 "Audits of the functional release (dp_causal_nb.functional) with dp_causal_nb.audit on adversarial neighbours."
 import math, warnings
 import numpy as np
+import pytest
 from dp_causal_nb.core import PrivacyLeakWarning
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.rkhs import AbsoluteLoss, unnormalised_kernel
@@ -39,6 +40,7 @@ def test_strict_passes_audit():
 def test_paper_mode_fails_audit_where_lemma_is_violated():
     assert _vectorised_audit("paper", 200_000).epsilon_lower > EPS
 
+@pytest.mark.slow      # 8 000 fresh function objects, each drawing its own noise in two rounds: about a minute
 def test_strict_audit_with_real_objects():
     "Non-vectorised: each run is a fresh PrivateCATEFunction (its own incremental draws), queried in two rounds."
     f0, f1, Q = _fits("strict")

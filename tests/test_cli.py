@@ -480,3 +480,17 @@ def test_command_module_imports_no_estimator():
             "'dp_causal_nb.ate', 'dp_causal_nb.cate') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_cate_job_imports_no_scikit_learn(cate_files):
+    """A `cate` job with query points (fit, release, intervals) imports neither scikit-learn nor scipy.stats (each takes
+    about a second to import): DPCATE and the DP-ERM models use core.EstimatorBase, the interval quantile is ndtri."""
+    d, data, q, yb, R = cate_files
+    args = [str(a) for a in cate_args(data, yb, "1")] + ["--query", str(q), "--seed", "0"]
+    code = ("import sys, runpy; sys.argv = ['dp-causal'] + sys.argv[1:]\n"
+            "try: runpy.run_module('dp_causal_nb.cli', run_name='__main__')\n"
+            "except SystemExit as e: assert not e.code, e.code\n"
+            "print(sorted(m for m in ('sklearn', 'scipy.stats', 'pandas') if m in sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, check=True)
+    imported = out.stderr.strip().splitlines()[-1]
+    assert "CATE" in out.stdout and imported == "[]", out.stdout[-500:] + out.stderr[-2000:]

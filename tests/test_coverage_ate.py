@@ -16,25 +16,36 @@ from dp_causal_nb.datasets import ate_k_study, ate_binary
 REPS, N = 100, 2000
 
 
+_RUNS = {}
+
+
 def _fits(gen, budget):
-    "The recommended release on REPS fresh datasets of `gen` (fixed seeds): yields (fitted DPATE, true ATE)."
+    """The recommended release on REPS fresh datasets of `gen` (fixed seeds): a list of (conf_int_, ate_raw_,
+    stderr_noisy_, true ATE), computed once per setting and process: the control below reads the releases of the
+    mu=1.5 k_study case (two tests earlier in collection order: the same pytest-xdist worker as a rule)."""
+    key = (gen.__name__, tuple(sorted(budget.items())))
+    if key in _RUNS: return _RUNS[key]
+    out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for rep in range(REPS):
             ds = gen(N, random_state=5000 + rep)
-            yield DPATE("aipw", design="split", outcome_bounds=ds.outcome_bounds, x_bounds=(-4, 4),
-                        propensity_clip=ds.propensity_clip, random_state=rep, **budget).fit(ds.Y, ds.T, X=ds.X), ds.ate
+            m = DPATE("aipw", design="split", outcome_bounds=ds.outcome_bounds, x_bounds=(-4, 4),
+                      propensity_clip=ds.propensity_clip, random_state=rep, **budget).fit(ds.Y, ds.T, X=ds.X)
+            out.append((m.conf_int_, m.ate_raw_, m.stderr_noisy_, ds.ate))
+    _RUNS[key] = out
+    return out
 
 
 @pytest.mark.parametrize("gen", [ate_k_study, ate_binary], ids=["k_study", "binary"])
 @pytest.mark.parametrize("budget", [dict(epsilon=np.inf), dict(mu=1.5, delta=1e-5)], ids=["inf", "mu=1.5"])
 def test_recommended_interval_covers(gen, budget):
-    cov = float(np.mean([m.conf_int_[0] <= ate <= m.conf_int_[1] for m, ate in _fits(gen, budget)]))
+    cov = float(np.mean([ci[0] <= ate <= ci[1] for ci, _, _, ate in _fits(gen, budget)]))
     print(f"{gen.__name__} {budget}: coverage {cov:.2f} over {REPS} runs")
     assert cov >= 0.90
 
 
 def test_a_wrong_interval_fails_the_same_check():
     "Control: the interval without the privacy noise (±1.96·sampling SE around the private estimate) under-covers."
-    hits = [abs(m.ate_raw_ - ate) <= 1.96 * max(m.stderr_noisy_, 0.0) for m, ate in _fits(ate_k_study, dict(mu=1.5, delta=1e-5))]
+    hits = [abs(raw - ate) <= 1.96 * max(se, 0.0) for _, raw, se, ate in _fits(ate_k_study, dict(mu=1.5, delta=1e-5))]
     assert float(np.mean(hits)) < 0.90

@@ -61,7 +61,8 @@ def _neighbours(case):
     values = EXTREMES + ((np.nan,) if case.frame else ())
     return [(cell, v) for cell in case.cells for v in values if not (cell == "Y" and np.isnan(v))]
 
-@pytest.mark.parametrize("mode", MODES)
+# The default settings replay in the default run; the two strict global settings with --run-slow (as CI runs).
+@pytest.mark.parametrize("mode", [m if m == "default" else pytest.param(m, marks=pytest.mark.slow) for m in MODES])
 @pytest.mark.parametrize("yb", OUTCOME_BOUNDS, ids=["centred", "from 0"])
 @pytest.mark.parametrize("case", REGISTRY, ids=[c.name for c in REGISTRY])
 def test_neighbours_replay_alike(case, yb, mode):
