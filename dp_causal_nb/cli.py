@@ -92,7 +92,7 @@ def _read_columns(rows, path, columns, text=frozenset()):
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
     return {c: (v if c in text else np.asarray(v)) for c, v in out.items()}
 
-# %% ../nbs/13_cli.ipynb #015a04f1
+# %% ../nbs/13_cli.ipynb #21b033c8
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
@@ -118,11 +118,11 @@ def _add_common(p, job:str):
     cov.add_argument("--covariates", default="", metavar="A,B,...", help="comma-separated numeric covariate columns")
     cov.add_argument("--x-bounds", default=None, metavar="LO,HI[;LO,HI...]",
                      help="public covariate bounds: one pair for every covariate, or one pair per covariate in the "
-                     "order of --covariates" + (" (selects the split design)" if job == "ate" else " (required "
+                     "order of --covariates" + (" (selects the cross-fitted design)" if job == "ate" else " (required "
                      "without --schema)"))
     cov.add_argument("--schema", default=None, metavar="FILE.json", help="public covariate schema (JSON: bounds or "
                      "categories per column; notebook 00a); replaces --covariates and --x-bounds"
-                     + (" and selects the split design" if job == "ate" else ""))
+                     + (" and selects the cross-fitted design" if job == "ate" else ""))
     cov.add_argument("--fill-missing", action="store_true", help="fill missing or non-numeric covariate cells with "
                      "the declared public fill (midpoint of the bounds, a schema's fill, a category column's 'other' "
                      "level) instead of refusing the file; needs --x-bounds or --schema")
@@ -140,24 +140,25 @@ def _add_options(p):
 _ATE_EPILOG = """\
 which estimator and design run (public inputs only, never the data):
   --randomized                   the private difference in means (no covariates used, no nuisance models)
-  --x-bounds or --schema         AIPW, split design: DP-ERM nuisance models on a public random split, adaptively
-                                 clipped scores, noise ~ 1/n; (epsilon, delta)-DP
+  --x-bounds or --schema         AIPW, cross-fitted design: DP-ERM nuisance models on two folds, each fold scored
+                                 by the other's models, noise ~ 1/n; (epsilon, delta)-DP
   no covariate bounds            AIPW, fold ensemble of Lebeda et al.: any models, noise ~ 1/sqrt(n); mu-GDP
   --estimator g|ipw|aipw|dim     overrides the estimator; --design fold|split|crossfit overrides the design
-                                 (crossfit: DP nuisance models on two folds, each fold scored by the other's models)
+                                 (split: DP nuisance models on parts of one public split, clipped final scores)
   --estimand att                 the effect on the treated: regression adjustment on a private control model
                                  (split or crossfit design; needs --x-bounds or --schema), or with --randomized the
                                  difference in means
 missing values are refused in every column (message names the column, no count, nothing spent); --fill-missing
-fills covariate cells with the declared public fill. --mu for the split design is charged the (epsilon, delta) it
-implies."""
+fills covariate cells with the declared public fill. --mu for the split and cross-fitted designs is charged the
+(epsilon, delta) it implies. AIPW/IPW on a rare arm (released treated share below --propensity-clip) is refused after
+2% of the budget: use --estimand att, or a smaller --propensity-clip."""
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="dp-causal", description="Differentially private causal inference (dp_causal_nb): "
                 "a private ATE or CATE from a CSV file.")
     sub = p.add_subparsers(dest="command", metavar="{ate,cate,cate-eval,demo}")
     a = sub.add_parser("ate", help="private average treatment effect from a CSV file (difference in means for a "
-                       "declared trial; AIPW with the split design when covariate bounds are declared, else the "
+                       "declared trial; AIPW with the cross-fitted design when covariate bounds are declared, else the "
                        "fold ensemble)", epilog=_ATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_common(a, "ate")
     budget = a.add_argument_group("privacy budget (required: --epsilon with --delta, or --mu)")
@@ -172,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     opts.add_argument("--estimator", default="auto", choices=ATE_ESTIMATORS,
                       help="auto (default: dim with --randomized, else aipw), dim, or a score")
     opts.add_argument("--design", default="auto", choices=ATE_DESIGNS,
-                      help="auto (default: split when --x-bounds or --schema is given, else fold), fold, split, "
+                      help="auto (default: crossfit when --x-bounds or --schema is given, else fold), fold, split, "
                       "crossfit")
     opts.add_argument("--estimand", default="ate", choices=ATE_ESTIMANDS,
                       help="ate (default: the average treatment effect) or att (the effect on the treated)")
@@ -362,7 +363,7 @@ def read_job(args) -> JobData:
         raise CLIError(f"covariates have infinite values; declare --x-bounds or --schema{_NOT_SHOWN}")
     return JobData(Y, T, X, xb, covs, feats, bounds, schema)
 
-# %% ../nbs/13_cli.ipynb #79adbd78
+# %% ../nbs/13_cli.ipynb #60b1688e
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     if args.epsilon is not None and args.delta is None:
@@ -389,7 +390,7 @@ def run_ate(args) -> dict:
 def format_release(r:dict) -> str:
     "The release as text: estimate, interval, noise SD, budget, and the estimator's notes (all public or noised)."
     private = not np.isinf(r["epsilon"])
-    gdp = "" if r["mu"] is None else f" = {r['mu']:.4g}-GDP"      # None: the split design, (ε, δ)-DP only
+    gdp = "" if r["mu"] is None else f" = {r['mu']:.4g}-GDP"      # None: split/cross-fitted designs, (ε, δ)-DP only
     priv = f"(epsilon={r['epsilon']:.4g}, delta={r['delta']:.3g})-DP{gdp}" if private else "NON-PRIVATE (epsilon = inf)"
     kind = "private" if private else "non-private"
     design = r.get("design", "fold")
@@ -407,7 +408,7 @@ def format_release(r:dict) -> str:
         if rv:
             notes += (f"; robustness value {100 * rv['rv_q']:.3g}% "
                       f"({100 * rv['rv_q_alpha']:.3g}% at α = {rv['alpha']:g})")
-    what = "difference in means" if design == "none" else f"{design} design"
+    what = "difference in means" if design == "none" else {"crossfit": "cross-fitted"}.get(design, design) + " design"
     ci = ("not released" if r["conf_int_95"] is None
           else "[{:.6g}, {:.6g}]".format(*r["conf_int_95"]))
     eff = "ATT" if att else "ATE"

@@ -63,15 +63,18 @@ def test_ate_text_and_mu(csv_path):
 
 
 def test_ate_split_design_names_no_gdp(csv_path):
-    "With --x-bounds the split design runs; its DP-ERM nuisances are (ε, δ)-DP, so no μ and no GDP label is printed."
+    """With --x-bounds the cross-fitted design runs (--design split the split design); their DP-ERM nuisances are
+    (ε, δ)-DP, so no μ and no GDP label is printed."""
     args = base(csv_path) + ["--x-bounds", "-4,4", "--seed", "3"]
     code, out, err = run(args + ["--mu", "0.5"])
     assert code == 0, err
-    assert "split design" in out and "GDP" not in out and "(epsilon=1.993, delta=1e-05)-DP" in out
-    code, out, err = run(args + ["--epsilon", "1", "--delta", "1e-6", "--json"])
-    assert code == 0, err
-    r = json.loads(out)
-    assert r["design"] == "split" and r["mu"] is None and (r["epsilon"], r["delta"]) == (1.0, 1e-6)
+    assert "cross-fitted design" in out and "GDP" not in out and "(epsilon=1.993, delta=1e-05)-DP" in out
+    for design in ("auto", "split"):
+        code, out, err = run(args + ["--epsilon", "1", "--delta", "1e-6", "--json", "--design", design])
+        assert code == 0, err
+        r = json.loads(out)
+        assert r["design"] == {"auto": "crossfit"}.get(design, design) and r["mu"] is None
+        assert (r["epsilon"], r["delta"]) == (1.0, 1e-6)
     code, out, err = run(base(csv_path) + ["--mu", "0.5", "--seed", "3"])          # the fold design keeps its label
     assert code == 0 and "fold design" in out and "= 0.5-GDP" in out
 
@@ -308,7 +311,7 @@ def test_usage_marks_what_is_required():
     code, out, err = run(["ate", "--help"])
     usage = " ".join(out.split("\n\n")[0].split())
     assert code == 0 and "(--epsilon E | --mu M)" in usage and "--outcome COL" in usage and "[--outcome" not in usage
-    assert "split design" in out and "fold ensemble" in out and "difference in means" in out
+    assert "cross-fitted design" in out and "fold ensemble" in out and "difference in means" in out
     code, out, err = run(["cate", "--help"])
     assert code == 0 and "(--query POINTS.csv | --save FILE.npz)" in " ".join(out.split())
 
@@ -318,7 +321,7 @@ def test_x_bounds_one_pair_or_one_per_column_in_both_jobs(csv_path, cate_files):
     args = base(csv_path) + ["--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"]
     one = run(args + ["--x-bounds", "-5,5"])
     per = run(args + ["--x-bounds", "-5,5;-5,5"])
-    assert one[0] == 0 and json.loads(one[1])["design"] == "split" and one == per
+    assert one[0] == 0 and json.loads(one[1])["design"] == "crossfit" and one == per
     d, data, q, yb, R = cate_files
     cargs = cate_args(data, yb, "1")
     one = run(cargs + ["--query", q, "--seed", 0, "--json"])
@@ -423,7 +426,8 @@ def test_json_is_typed(csv_path, cate_files, tmp_path):
     assert code == 0 and isinstance(r["ate"], float) and isinstance(r["n"], int) and r["private"] is True
     assert all(isinstance(c, float) for c in r["conf_int_95"]) and isinstance(r["epsilon"], float)
     _no_numeric_strings(r)
-    code, out, err = run(base(csv_path) + ["--x-bounds", "-5,5", "--mu", "1", "--seed", "0", "--json"])
+    code, out, err = run(base(csv_path) + ["--x-bounds", "-5,5", "--mu", "1", "--seed", "0", "--json", "--design",
+                                           "split"])
     r = json.loads(out, parse_constant=strict)
     assert code == 0 and r["mu"] is None and r["n_folds"] is None and isinstance(r["split_sizes"][0], int)
     _no_numeric_strings(r)
