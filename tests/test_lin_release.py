@@ -208,3 +208,33 @@ def test_adjusted_outcomes_stay_in_the_declared_range():
     Z = lin_features(X, XB)
     r = adjusted_outcomes(Y, T, Z, [np.full(4, 10.0), np.full(4, -10.0)], OB, OB)
     assert r.min() >= OB[0] and r.max() <= OB[1]
+
+
+def test_dpate_lin_is_lin_release_under_dpate_policies():
+    """DPATE(estimator='lin') releases exactly `lin_release` on the checked, centred data, refuses what it cannot use
+    before any charge (no covariate bounds, a design, the ATT), and keeps DPATE's input policy (an outcome outside the
+    bounds raises unless out_of_bounds='clip')."""
+    from dp_causal_nb import DPATE
+    from dp_causal_nb.core import reproducible_noise
+    from dp_causal_nb.lin import lin_release
+    r = np.random.default_rng(2)
+    X, T = r.uniform(-1, 1, (1500, 3)), r.integers(0, 2, 1500)
+    Y = np.clip(0.3 * T + X[:, 0] + r.normal(0, 0.6, 1500), -3, 3)
+    acc = PrivacyAccountant()
+    kw = dict(epsilon=2.0, delta=1e-6, outcome_bounds=(-3, 3), randomized=True, random_state=1)
+    with reproducible_noise():
+        m = DPATE("lin", x_bounds=(-1, 1), accountant=acc, **kw).fit(Y, T, X=X)
+        ref = lin_release(Y, T, X, outcome_bounds=(-3, 3), x_bounds=(-1, 1), epsilon=2.0, delta=1e-6,
+                          accountant=PrivacyAccountant(), random_state=1)
+    assert abs(m.ate_ - ref["ate"]) < 1e-9 and abs(m.stderr_ - ref["stderr"]) < 1e-9
+    assert [(e.label, e.epsilon) for e in acc.ledger] == [("DPATE(lin)", 2.0)]
+    acc2 = PrivacyAccountant()
+    for bad, msg in ((dict(), "x_bounds"), (dict(x_bounds=(-1, 1), design="split"), "leave design='auto'"),
+                     (dict(x_bounds=(-1, 1), estimand="att"), "estimand='ate'")):
+        with pytest.raises(ValueError, match=msg):
+            DPATE("lin", accountant=acc2, **kw, **bad).fit(Y, T, X=X)
+    Y2 = Y.copy()
+    Y2[0] = 4.0
+    with pytest.raises(ValueError, match="outside"):
+        DPATE("lin", x_bounds=(-1, 1), accountant=acc2, **kw).fit(Y2, T, X=X)
+    assert acc2.ledger == []

@@ -9,13 +9,14 @@ Beds (synthetic, so the truth is known; the shapes of the real samples an analys
   rare        observational, n = 16 000, 1.1 % treated (confounded), earnings in [0, 61 000]
   cols80      observational, n = 4 800, 80 mixed columns (datasets.mixed_covariates)
 Rows: the private difference in means (DPDifferenceInMeans, same budget), DPATE's default as an analyst calls it
-(x_bounds declared; randomized=True on the trials; where the rare-arm check refuses, the analyst's refit with a
-propensity clip below the released share, on the budget the refusal left), the AIPW designs (the split design with its adaptive score
-clipping, the default, and with the worst-case score range; the cross-fitted design; the fold ensemble), and the
-non-private difference in means and
-AIPW split design (ε = ∞) for reference; on the observational beds, the effect on the treated (rows "ATT: ...", scored
-against the true ATT of the draw). RMSE is against the true ATE (ATT); "x DIM" is the ratio to the private
-difference in means; coverage and width are of the 95 % interval.
+(x_bounds declared; randomized=True on the trials, where the default is the difference in means; elsewhere the
+cross-fitted design; where the rare-arm check refuses, the analyst's refit with a propensity clip below the released
+share, on the budget the refusal left), on the trials the regression-adjusted difference in means (lin), the AIPW
+designs (the split design with its adaptive score clipping and with the worst-case score range; the cross-fitted
+design; the fold ensemble), and the non-private difference in means and AIPW split design (ε = ∞) for reference; on
+the observational beds, the effect on the treated (rows "ATT: ...", scored against the true ATT of the draw). RMSE is
+against the true ATE (ATT); "x DIM" is the ratio to the private difference in means; coverage and width are of the
+95 % interval.
 """
 import argparse, time, warnings
 import numpy as np
@@ -67,6 +68,8 @@ def rows(X, T, Y, ob, xb, randomized, eps, delta, seed):
             "AIPW fold design": DPATE("aipw", design="fold", **kw)}
     from dp_causal_nb.ate import RareArmError, TREATED_COUNT_SHARE
     share = None
+    if randomized:                     # a trial's regression-adjusted difference in means (notebook 10c)
+        fits["regression adjustment (lin)"] = DPATE("lin", x_bounds=xb, randomized=True, **kw)
     for k, m in fits.items():
         try: m.fit(Y, T, X=X)
         except RareArmError as e:      # Theorem 2e: refused after the treated count (its share of the budget spent)

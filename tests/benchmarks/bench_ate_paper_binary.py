@@ -2,7 +2,7 @@
 private difference in means as a row.
 
 Not collected by pytest. Run: python tests/benchmarks/bench_ate_paper_binary.py [--reps R] [--out FILE]
-The covariates are standard normal; the public covariate bounds declared for the split design are (−4, 4) (about one
+The covariates are standard normal; the public covariate bounds declared for the DP designs are (−4, 4) (about one
 value in 16 000 lies outside and is clipped). RMSE is against the exact ATE of the setting.
 """
 import argparse, time, warnings
@@ -19,10 +19,10 @@ def run(reps=20, mu=0.5, n=50_000):
         ds = ate_binary(n, random_state=s)
         kw = dict(mu=mu, delta=1e-5, outcome_bounds=(0, 1), accountant=PrivacyAccountant(), random_state=100 + s)
         fits = {"private difference in means": DPATE("dim", **kw),
-                "AIPW split design (default)": DPATE("aipw", design="split", x_bounds=(-4, 4), **kw),
+                "AIPW split design": DPATE("aipw", design="split", x_bounds=(-4, 4), **kw),
                 "AIPW split design, worst-case score range": DPATE("aipw", design="split", x_bounds=(-4, 4),
                                                                    score_clip="none", **kw),
-                "AIPW cross-fitted design": DPATE("aipw", design="crossfit", x_bounds=(-4, 4), **kw)}
+                "AIPW cross-fitted design (the default)": DPATE(x_bounds=(-4, 4), **kw)}
         with warnings.catch_warnings(), reproducible_noise():
             warnings.simplefilter("ignore")
             for k, m in fits.items():
