@@ -39,14 +39,14 @@ class FoldFallbackWarning(UserWarning):
 # %% auto #0
 __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CENTRE_SHARE', 'SCORE_CLIP_SHARE',
            'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'TREATED_COUNT_SHARE', 'RARE_ARM_Z',
-           'DESIGNS', 'ATT_MODEL_SHARE', 'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant',
-           'ate_sensitivity', 'stderr_sensitivity', 'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult',
-           'cross_fit_ate', 'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes',
-           'make_split', 'split_sensitivity', 'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels',
-           'score_histogram', 'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound',
-           'histogram_interval', 'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share',
-           'minority_share_release', 'choose_estimator', 'DPATE', 'att_estimate', 'att_parts_sizes', 'att_parts',
-           'MetaAnalysis', 'meta_analysis']
+           'DESIGNS', 'LIN_MIN_EPSILON', 'LIN_MIN_SCALE', 'ATT_MODEL_SHARE', 'FoldFallbackWarning', 'default_n_folds',
+           'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity', 'make_folds', 'fold_ensemble', 'ate_scores',
+           'CrossFitResult', 'cross_fit_ate', 'private_interval', 'feasible_ate_range', 'clamp_to_range',
+           'default_split', 'split_sizes', 'make_split', 'split_sensitivity', 'split_nuisance_lam',
+           'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram', 'choose_clip_level',
+           'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
+           'RareArmError', 'minority_share', 'minority_share_release', 'prefers_lin', 'choose_estimator', 'DPATE',
+           'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #33978299
 from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
@@ -626,13 +626,23 @@ def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> float:
             "released share is post-processing) and expect a wider interval", q)
     return q
 
-# %% ../nbs/11_dp_ate.ipynb #5ebf3393
+# %% ../nbs/11_dp_ate.ipynb #8bab7ba9
 DESIGNS = ("auto", "fold", "split", "crossfit")
 
 def _charge(acc, mu, eps, dlt, label):
     "Charge a Gaussian release: as μ-GDP to a GDPAccountant, as the (ε, δ) it implies to a PrivacyAccountant."
     if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label=label)
     else: acc.spend(eps, dlt, label=label)
+
+LIN_MIN_EPSILON, LIN_MIN_SCALE = 2.0, 20.0   # the lin rule's thresholds, read from tuning trials (notebook 12)
+
+def prefers_lin(n:int, d:int, epsilon:float) -> bool:
+    """The public rule that lets a declared randomised trial with declared covariate bounds use the regression
+    adjustment (estimator 'lin') instead of the difference in means: ε = ∞, or ε ≥ LIN_MIN_EPSILON and
+    √n·ε/(d + 1) ≥ LIN_MIN_SCALE — where the sampling error the covariates remove outweighs the noise of the d² released
+    sufficient statistics, on the tuning trials of `tests/benchmarks/bench_lin_rule.py` (n, d and ε only)."""
+    if not is_private(epsilon): return True
+    return bool(epsilon >= LIN_MIN_EPSILON and np.sqrt(n) * epsilon / (d + 1) >= LIN_MIN_SCALE)
 
 def choose_estimator(estimator:str, # 'auto', 'dim' or a score ('g', 'ipw', 'aipw')
                      randomized:bool, # the public declaration that T was assigned at random, independently of X
@@ -664,7 +674,9 @@ class DPATE(BaseEstimator):
     Parameters
     ----------
     estimator : {'auto', 'dim', 'lin', 'aipw', 'g', 'ipw'}, default 'auto'
-        'auto': ``choose_estimator`` — the private difference in means when ``randomized=True``, else AIPW.
+        'auto': ``choose_estimator`` — for a declared randomised trial the private difference in means, or, with
+        covariates and ``x_bounds`` declared and the public rule ``prefers_lin(n, d, ε)``, its regression adjustment
+        ('lin'); else AIPW.
         'dim': the private difference in means of notebook 10b (no nuisance model, no covariates used; its interval
         covers sampling and privacy noise and comes from the same release, so ``stderr_share``, ``ci_method`` and
         ``design`` do not apply). 'lin': the regression-adjusted difference in means of a randomised trial (Lin's
@@ -794,9 +806,9 @@ class DPATE(BaseEstimator):
     >>> Y = np.clip(0.5 * T + X[:, 0] + rng.normal(0, 0.3, n), -3, 3)
     >>> m = DPATE(epsilon=4.0, delta=1e-6, outcome_bounds=(-3, 3), x_bounds=(-1, 1), random_state=0).fit(Y, T, X=X)
     >>> m.design_, m.conf_int_[0] < 0.5 < m.conf_int_[1]     # the true ATE is 0.5
-    ('split', True)
+    ('crossfit', True)
     >>> print(m.summary())                                  # doctest: +ELLIPSIS
-    DP-ATE [aipw, split design, split 800/800/800/1600, n=4000]: ...
+    DP-ATE [aipw, cross-fitted design, 2 folds, n=4000]: ...
     """
     def __init__(self, estimator:str="auto", design:str="auto", n_folds:int|None=None, epsilon:float|None=None,
                  delta:float|None=None, mu:float|None=None, outcome_bounds=None, x_bounds=None,
@@ -898,6 +910,11 @@ class DPATE(BaseEstimator):
         est = choose_estimator(self.estimator, self.randomized)
         if self.estimand not in ("ate", "att"):
             raise ValueError(f"estimand must be 'ate' or 'att', got {self.estimand!r}")
+        if (est == "dim" and str(self.estimator).lower() == "auto" and self.estimand == "ate" and X is not None
+                and self.x_bounds is not None and folds is None and self.design == "auto"):
+            enc = self._covariates(X, True)                          # public: n, the encoded width d, the budget
+            if prefers_lin(len(enc[0]), enc[0].shape[1], self._budget(len(enc[0]))[1]):
+                return self._fit_lin(Y, T, None, folds, clip, encoded=enc)
         if est == "dim": return self._fit_dim(Y, T, folds, clip)
         if est == "lin": return self._fit_lin(Y, T, X, folds, clip)
         if self.estimand == "att": return self._fit_att(Y, T, X, folds, clip)
@@ -1057,8 +1074,9 @@ class DPATE(BaseEstimator):
         private = is_private(mu)
         acc = self._accountant("fold", mu, eps, dlt)
         sigma = gdp_sigma(mu, dim_sensitivity((-B, B))) if private else 0.0
+        rng = noise_rng(self.random_state, "DPATE dim")         # a bad random_state fails here, before the charge
         _charge(acc, mu, eps, dlt, "DPATE(dim)")                 # BudgetError here: nothing has been drawn or set
-        v, plan = dim_release(Yc, t, (-B, B), sigma, noise_rng(self.random_state, "DPATE dim"))
+        v, plan = dim_release(Yc, t, (-B, B), sigma, rng)
         r = dim_estimate(v, n, (-B, B), plan.sd, 1 - level)
         rng_ate = feasible_ate_range(B)
         vars(self).update(n_=n, design_="none", estimator_="dim", estimand_=self.estimand, n_folds_=None,
@@ -1072,8 +1090,9 @@ class DPATE(BaseEstimator):
                           clip_histogram_=None)
         return self
 
-    def _fit_lin(self, Y, T, X, folds, clip):
-        "Lin's regression-adjusted difference in means (notebook 10c) under DPATE's budget, input policy, accountant."
+    def _fit_lin(self, Y, T, X, folds, clip, encoded=None):
+        """Lin's regression-adjusted difference in means (notebook 10c) under DPATE's budget, input policy and
+        accountant; `encoded`: (X, x_bounds) already encoded by `_covariates`."""
         level = check_scalar(self.level, "level", low=0, high=1)
         if self.design != "auto" or folds is not None:
             raise ValueError("design and folds apply to the score estimators 'g', 'ipw', 'aipw'; estimator='lin' fits "
@@ -1081,15 +1100,15 @@ class DPATE(BaseEstimator):
         if self.estimand != "ate":
             raise ValueError("estimator='lin' estimates the ATE (estimand='ate'); a randomised trial's effect on the "
                              "treated is its difference in means (estimator='auto', randomized=True)")
-        if X is None or self.x_bounds is None:
+        if encoded is None and (X is None or self.x_bounds is None):
             raise ValueError("estimator='lin' needs covariates X and their public x_bounds")
-        X, xb = self._covariates(X, True)
+        X, xb = self._covariates(X, True) if encoded is None else encoded
         Yc, t, x, n, B = _prepare(Y, T, X, self.outcome_bounds, clip)   # the only check of the data
         xb = check_bounds(xb, "x_bounds", n_features=x.shape[1])
         mu, eps, dlt = self._budget(n)
         acc = self._accountant("fold", mu, eps, dlt)
         r = lin_release(Yc, t, x, outcome_bounds=(-B, B), x_bounds=xb, epsilon=eps if is_private(mu) else np.inf,
-                        delta=dlt if is_private(mu) else 1e-5, level=level, accountant=acc,
+                        delta=dlt, level=level, accountant=acc,
                         random_state=self.random_state, label="DPATE(lin)")
         vars(self).update(n_=n, design_="none", estimator_="lin", estimand_="ate", n_folds_=None, split_sizes_=None,
                           sigma1_=float(np.sqrt(r["noise_var"])), sigma2_=0.0, ate_=r["ate"], ate_raw_=r["ate_raw"],

@@ -92,7 +92,7 @@ def _read_columns(rows, path, columns, text=frozenset()):
     if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
     return {c: (v if c in text else np.asarray(v)) for c, v in out.items()}
 
-# %% ../nbs/13_cli.ipynb #52abd73b
+# %% ../nbs/13_cli.ipynb #2c7e8a7b
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
@@ -139,7 +139,8 @@ def _add_options(p):
 
 _ATE_EPILOG = """\
 which estimator and design run (public inputs only, never the data):
-  --randomized                   the private difference in means (no covariates used, no nuisance models)
+  --randomized                   the private difference in means (no nuisance models); with covariate bounds, its
+                                 regression adjustment (lin) where the public rule prefers_lin(n, d, epsilon) says so
   --x-bounds or --schema         AIPW, cross-fitted design: DP-ERM nuisance models on two folds, each fold scored
                                  by the other's models, noise ~ 1/n; (epsilon, delta)-DP
   no covariate bounds            AIPW, fold ensemble of Lebeda et al.: any models, noise ~ 1/sqrt(n); mu-GDP
@@ -170,10 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "with --epsilon; with --mu only used to report epsilon, default 1e-5)")
     opts = _add_options(a)
     opts.add_argument("--randomized", action="store_true", help="declare that the treatment was randomised (public): "
-                      "the default estimator is then the private difference in means")
+                      "the default estimator is then the private difference in means, or its regression "
+                      "adjustment")
     opts.add_argument("--estimator", default="auto", choices=ATE_ESTIMATORS,
-                      help="auto (default: dim with --randomized, else aipw), dim, lin (needs covariate bounds), "
-                      "or a score")
+                      help="auto (default: dim or lin with --randomized, else aipw), dim, lin (needs covariate "
+                      "bounds), or a score")
     opts.add_argument("--design", default="auto", choices=ATE_DESIGNS,
                       help="auto (default: crossfit when --x-bounds or --schema is given, else fold), fold, split, "
                       "crossfit")

@@ -17,7 +17,7 @@ from .secure_noise import grid_release, noise_rng, plan_gaussian
 __all__ = ['DIM_WEIGHT', 'dim_statistics', 'dim_sensitivity', 'dim_release', 'arm_moments', 'dim_estimate', 'ConstantEffect',
            'DPDifferenceInMeans']
 
-# %% ../nbs/10b_dp_dim.ipynb #d4fba918
+# %% ../nbs/10b_dp_dim.ipynb #fb6dd879
 DIM_WEIGHT = math.sqrt(1.5)   # c/B: the weight of the treated count that balances the two cases (derivation)
 
 def dim_statistics(Y, # outcomes, already within [a, b]
@@ -27,7 +27,7 @@ def dim_statistics(Y, # outcomes, already within [a, b]
     "The statistic v(D) of the theorem: (c·n₁, S₁, S₀, Q₁/B, Q₀/B)."
     lo, hi = (float(np.asarray(b).ravel()[0]) for b in outcome_bounds)
     B = (hi - lo) / 2
-    u = np.asarray(Y, float) - (lo + hi) / 2
+    u = np.clip(np.asarray(Y, float) - (lo + hi) / 2, -B, B)   # the clip only undoes the rounding of the centre
     q = u * u - B * B / 2
     t = np.asarray(T) == 1
     return np.array([DIM_WEIGHT * B * t.sum(), u[t].sum(), u[~t].sum(), q[t].sum() / B, q[~t].sum() / B])

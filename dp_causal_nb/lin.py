@@ -142,7 +142,7 @@ def _check_inputs(Y, T, X, outcome_bounds, x_bounds, level):
     if n < 2: raise ValueError(f"the regression adjustment needs at least 2 records, got {n}")
     return Y, T, X, (lo, hi), xb, level, n
 
-# %% ../nbs/10c_dp_lin.ipynb #41d8caa1
+# %% ../nbs/10c_dp_lin.ipynb #a58b4586
 def lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_features`)
              outcome_bounds, # public (a, b)
              sigmas, # (σ₁, σ₂) calibrated for Theorems 1 and 2 ((0, 0): no noise, Lin's estimate)
@@ -151,13 +151,13 @@ def lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_featu
     "The two grid releases (Gram vector, then the sums of the adjusted outcomes): the published part of a release."
     plan1 = plan_gaussian(sigmas[0], GRAM_SENSITIVITY, Z.shape[1] * (Z.shape[1] + 3))
     mid, B = sum(outcome_bounds) / 2, (outcome_bounds[1] - outcome_bounds[0]) / 2
-    gram = grid_release(gram_statistics(Z, (Y - mid) / B, T), plan1, rng)
+    gram = grid_release(gram_statistics(Z, np.clip((Y - mid) / B, -1.0, 1.0), T), plan1, rng)   # clip: rounding
     beta = arm_coefficients(gram, Z.shape[1], plan1.sd)
     rb = adjusted_range(outcome_bounds, beta, private=sigmas[1] > 0)
     sums, plan2 = dim_release(adjusted_outcomes(Y, T, Z, beta, outcome_bounds, rb), T, rb, sigmas[1], rng)
     return LinRelease(gram, sums, len(Y), tuple(outcome_bounds), rb, (plan1.sd, plan2.sd))
 
-# %% ../nbs/10c_dp_lin.ipynb #db30ef2e
+# %% ../nbs/10c_dp_lin.ipynb #b3240921
 def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:float=0.95, accountant=None,
                 random_state=None, label:str="lin_release") -> dict:
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial (Lin's interacted regression, Theorems 1 and 2).
@@ -197,10 +197,11 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
         plan_gaussian(sigmas[0], GRAM_SENSITIVITY, Z.shape[1] * (Z.shape[1] + 3))   # a grid too small: refused
         plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                            # here, before the charge
         spent = (eps, dlt) if private else (np.inf, 0.0)
+        rng = noise_rng(random_state, "regression adjustment")   # a bad random_state fails here, before the charge
         acc = resolve_accountant(accountant)
         acc.check(*spent)
         acc.spend(*spent, label=label if private else f"{label} [not private: epsilon=inf]")
-        rel = lin_draw(Y, T, Z, bounds, sigmas, noise_rng(random_state, "regression adjustment"))
+        rel = lin_draw(Y, T, Z, bounds, sigmas, rng)
         est = lin_estimate(rel, level)
     return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
 

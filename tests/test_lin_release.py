@@ -238,3 +238,36 @@ def test_dpate_lin_is_lin_release_under_dpate_policies():
     with pytest.raises(ValueError, match="outside"):
         DPATE("lin", x_bounds=(-1, 1), accountant=acc2, **kw).fit(Y2, T, X=X)
     assert acc2.ledger == []
+
+
+@pytest.mark.parametrize("estimator", ["lin", "dim"])
+def test_bad_random_state_refused_before_any_charge(estimator):
+    from dp_causal_nb import DPATE
+    r = np.random.default_rng(3)
+    X, T = r.uniform(-1, 1, (300, 2)), r.integers(0, 2, 300)
+    Y = np.clip(T + X[:, 0] + r.normal(0, 0.5, 300), -3, 3)
+    for bad in ("seed", -1, 1.5):
+        acc = PrivacyAccountant()
+        with pytest.raises((TypeError, ValueError), match="random_state"):
+            DPATE(estimator, epsilon=1.0, delta=1e-6, outcome_bounds=(-3, 3), x_bounds=(-1, 1), randomized=True,
+                  accountant=acc, random_state=bad).fit(Y, T, X=X)
+        assert acc.ledger == []
+
+
+def test_outcome_scaling_stays_within_the_unit_range():
+    "Narrow bounds far from zero: the scaled outcomes of the Gram release stay in [−1, 1] (the clip undoes rounding)."
+    lo = 1e6
+    hi = lo + 3 * np.spacing(lo)
+    r = np.random.default_rng(0)
+    X, T = r.uniform(-1, 1, (200, 2)), r.integers(0, 2, 200)
+    Y = np.where(r.uniform(size=200) < 0.5, lo, hi)
+    captured = []
+    orig = lin_mod.gram_statistics
+    def spy(Z, y, t):
+        captured.append(np.abs(y).max())
+        return orig(Z, y, t)
+    lin_mod.gram_statistics = spy
+    try: lin_mod.lin_release(Y, T, X, outcome_bounds=(lo, hi), x_bounds=(-1, 1), epsilon=1.0, delta=1e-6,
+                             accountant=PrivacyAccountant(), random_state=0)
+    finally: lin_mod.gram_statistics = orig
+    assert captured and max(captured) <= 1.0
