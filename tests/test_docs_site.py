@@ -361,8 +361,15 @@ def search(drv, base, page, query, timeout=30):
     drv.get(base + page)
     box = WebDriverWait(drv, timeout).until(lambda d: d.find_element(By.CSS_SELECTOR, "#dp-search input"))
     box.send_keys(query)
-    WebDriverWait(drv, timeout).until(lambda d: d.execute_script(_RESULTS_JS))
-    return drv.execute_script(_RESULTS_JS)
+    seen = []
+    def settled(d):
+        "The results of the whole query (the UI searches as one types): non-empty and unchanged over three polls."
+        message = d.execute_script("const m = document.querySelector('#dp-search .pagefind-ui__message');"
+                                   "return m ? m.textContent : '';")
+        r = d.execute_script(_RESULTS_JS) if query in message else None
+        seen.append(r)
+        return r if r and len(seen) > 2 and seen[-3] == seen[-2] == r else False
+    return WebDriverWait(drv, timeout, poll_frequency=0.5).until(settled)
 
 def test_site_search(site_pages):
     "The search box of any page finds a page by its words: 'Lemma 1' leads to the RKHS page, with heading links."
