@@ -49,8 +49,8 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CEN
            'DPATE', 'ScoreBudget', 'score_budget', 'Scores', 'FinalRelease', 'final_release', 'final_interval',
            'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
-# %% ../nbs/11_dp_ate.ipynb #751d0936
-from .core import clean_cells, release_guard, method_of   # input policy, fit guard, methods (00_core)
+# %% ../nbs/11_dp_ate.ipynb #9b134819
+from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # input policy, guard (00_core)
 
 # %% ../nbs/11_dp_ate.ipynb #73591c9d
 def _check_estimator(estimator) -> str:
@@ -1081,15 +1081,17 @@ def _dpate_check_lin(self, est, X, folds, cov) -> dict:
     X, xb = self._covariates(X, True) if cov is None else cov
     return dict(X=X, x_bounds=xb, level=level)
 
-# %% ../nbs/11_dp_ate.ipynb #4f54616f
+# %% ../nbs/11_dp_ate.ipynb #9a7cdd33
 @method_of(DPATE, "_release_lin")
 def _dpate_release_lin(self, Yc, t, x, B, budget, *, x_bounds, level) -> ATEFit:
     "Lin's regression-adjusted difference in means (notebook 10c) under DPATE's budget, input policy and accountant."
     xb = check_bounds(x_bounds, "x_bounds", n_features=x.shape[1])
     mu, eps, dlt = budget                                    # eps = inf for a non-private release
     acc = self._accountant("fold", mu, eps, dlt)
-    r = lin_release(Yc, t, x, outcome_bounds=(-B, B), x_bounds=xb, epsilon=eps, delta=dlt, level=level,
-                    accountant=acc, random_state=self.random_state, label="DPATE(lin)")
+    with warnings.catch_warnings():                          # `_budget` has shown the δ ≥ 1/n warning once
+        warnings.filterwarnings("ignore", message="delta=.* >= 1/n", category=PrivacyLeakWarning)
+        r = lin_release(Yc, t, x, outcome_bounds=(-B, B), x_bounds=xb, epsilon=eps, delta=dlt, level=level,
+                        accountant=acc, random_state=self.random_state, label="DPATE(lin)")
     sd = float(np.sqrt(r["noise_var"]))
     return ATEFit(n_=len(t), design_="none", estimator_="lin", estimand_="ate", sigma1_=sd, ate_=r["ate"],
                   ate_raw_=r["ate_raw"], stderr_=r["stderr"], conf_int_=r["interval"], conf_int_raw_=r["interval"],

@@ -271,3 +271,16 @@ def test_outcome_scaling_stays_within_the_unit_range():
                              accountant=PrivacyAccountant(), random_state=0)
     finally: lin_mod.gram_statistics = orig
     assert captured and max(captured) <= 1.0
+
+def test_dpate_lin_warns_once_about_a_large_delta():
+    "DPATE's lin rule reads the budget once: a delta >= 1/n is reported once, not by every stage."
+    import warnings
+    from dp_causal_nb.ate import DPATE
+    from dp_causal_nb.core import PrivacyLeakWarning
+    Y, T, X = _data(n=400)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        m = DPATE(epsilon=8.0, delta=0.01, outcome_bounds=(-3, 3), x_bounds=(-1, 1), randomized=True,
+                  accountant=PrivacyAccountant(), random_state=0).fit(Y, T, X=X)
+    assert m.estimator_ == "lin"
+    assert sum(issubclass(w.category, PrivacyLeakWarning) and "1/n" in str(w.message) for w in got) == 1
