@@ -49,8 +49,8 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CEN
            'DPATE', 'ScoreBudget', 'score_budget', 'Scores', 'FinalRelease', 'final_release', 'final_interval',
            'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
-# %% ../nbs/11_dp_ate.ipynb #9b134819
-from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # input policy, guard (00_core)
+# %% ../nbs/11_dp_ate.ipynb #b879357d
+from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
 
 # %% ../nbs/11_dp_ate.ipynb #73591c9d
 def _check_estimator(estimator) -> str:
