@@ -24,7 +24,8 @@ from collections.abc import Mapping
 __all__ = ['OBJECTIVE_FP_SHARE', 'LAM_FLOOR', 'NewtonBound', 'logistic_newton_bound', 'solve_logistic', 'solve_ridge',
            'erm_sensitivity', 'ridge_lipschitz', 'NoiseSpec', 'output_perturbation_noise', 'release_plan',
            'perturb_output', 'ObjectivePerturbation', 'objective_perturbation_params', 'ObjectivePlan',
-           'objective_plan', 'objective_noise', 'objective_release', 'DPLogisticRegression', 'DPRidgeRegression']
+           'objective_plan', 'objective_noise', 'objective_release', 'check_lam', 'ridge_noise', 'logistic_noise',
+           'DPLogisticRegression', 'DPRidgeRegression']
 
 # %% ../nbs/04_dp_erm.ipynb #33978299
 from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
@@ -357,7 +358,51 @@ def _declared_box(feature_map, n_features:int):
 # %% ../nbs/04_dp_erm.ipynb #68ca867b
 LAM_FLOOR = 1e-10   # public floor on Λ relative to w_max·R² (the largest possible eigenvalue of the weighted Gram)
 
-# %% ../nbs/04_dp_erm.ipynb #6bda5e0a
+# %% ../nbs/04_dp_erm.ipynb #427e982a
+def check_lam(lam:float, weight_bound:float, norm_bound:float, *, name:str="lam") -> float:
+    "`lam` if it is at least LAM_FLOOR·weight_bound·R² (R = the feature map's norm bound), else a ValueError."
+    floor = LAM_FLOOR * weight_bound * norm_bound * norm_bound
+    if lam < floor:
+        raise ValueError(f"{name} must be at least {LAM_FLOOR:g}·weight_bound·R² = {floor:.3g} "
+                         "(R = the feature map's norm bound); a smaller lam makes the solve fail on some "
+                         "datasets only")
+    return lam
+
+# %% ../nbs/04_dp_erm.ipynb #9268b262
+def ridge_noise(n:int, d:int, *, epsilon:float, delta:float, lam:float, half_range:float, norm_bound:float,
+                weight_bound:float=1.0) -> tuple:
+    """(Lipschitz constant, sensitivity, NoiseSpec) of `DPRidgeRegression`'s output perturbation of d coefficients
+    fitted on n records with outcomes in a range of half-width `half_range`; raises (public inputs only) when the
+    floor on Λ fails or the grid plan of the release does not exist."""
+    check_lam(lam, weight_bound, norm_bound)
+    lip = ridge_lipschitz(half_range, lam, norm_bound, weight_bound)
+    sens = erm_sensitivity(n, lam, lipschitz=lip, norm_bound=norm_bound, weight_bound=weight_bound)
+    noise = output_perturbation_noise(epsilon, delta, sens)
+    release_plan(noise, d)
+    return lip, sens, noise
+
+# %% ../nbs/04_dp_erm.ipynb #bfd1acd0
+def logistic_noise(n:int, d:int, *, epsilon:float, delta:float, lam:float, norm_bound:float, weight_bound:float=1.0,
+                   method:str="auto", constants:str="tight", tol:float=1e-10) -> tuple:
+    """`DPLogisticRegression`'s noise from public inputs: ('objective', ObjectivePlan) or ('output', (sensitivity,
+    NoiseSpec)) — 'auto' takes objective perturbation where its plan exists (ε < ∞ and δ > 0), else output
+    perturbation with the solver's tolerance in the sensitivity; raises (before any charge) when neither exists."""
+    check_lam(lam, weight_bound, norm_bound)
+    cal = lambda e1, d1: objective_perturbation_params(e1, d1, n=n, lam=lam, lipschitz=1.0, curvature=0.25,
+                                                       norm_bound=norm_bound, weight_bound=weight_bound,
+                                                       constants=constants)
+    if method != "output" and is_private(epsilon) and (delta > 0 or method == "objective"):
+        try: return "objective", objective_plan(epsilon, delta, n=n, d=d, lam=lam, calibrate=cal,
+                                                norm_bound=norm_bound, weight_bound=weight_bound)
+        except ValueError:                       # public inputs only: "auto" falls back to output perturbation
+            if method == "objective": raise
+    tau = logistic_newton_bound(n, d, lam, norm_bound=norm_bound, weight_bound=weight_bound, tol=tol).tol   # public
+    sens = erm_sensitivity(n, lam, lipschitz=1.0, norm_bound=norm_bound, weight_bound=weight_bound) + 2 * tau / lam
+    noise = output_perturbation_noise(epsilon, delta, sens)
+    release_plan(noise, d)
+    return "output", (sens, noise)
+
+# %% ../nbs/04_dp_erm.ipynb #413ecbcf
 class _DPERM(EstimatorBase):
     "Shared fit pipeline for the DP ERM estimators."
     def fit(self, X, y, sample_weight=None):
@@ -415,10 +460,7 @@ class _DPERM(EstimatorBase):
         fm = self._bind_feature_map(X, inferred, xb)
         X = clean_cells(X, "X", _declared_box(fm, X.shape[1]), action="keep")   # core's input policy; the map clips
         R = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
-        if lam < LAM_FLOOR * wb * R * R:   # public: below it the normal equations can be numerically singular
-            raise ValueError(f"lam must be at least {LAM_FLOOR:g}·weight_bound·R² = {LAM_FLOOR * wb * R * R:.3g} "
-                             "(R = the feature map's norm bound); a smaller lam makes the solve fail on some "
-                             "datasets only")
+        check_lam(lam, wb, R)   # public: below the floor the normal equations can be numerically singular
         Phi = _project_rows(fm.transform(X), R)
         return Phi, w, wb, eps, dlt, lam, R, n, fm
 
@@ -452,7 +494,7 @@ class _DPERM(EstimatorBase):
                 raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
         return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
 
-# %% ../nbs/04_dp_erm.ipynb #faf61b6d
+# %% ../nbs/04_dp_erm.ipynb #c46b29b4
 class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
@@ -532,22 +574,11 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
         inferred = self._missing_bounds(sample_weight)                              # before the data is read
         y = _check_labels(y)
         Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
-        d = Phi.shape[1]
-        solve = lambda lam_, lin=None: solve_logistic(Phi, y, lam_, w, linear=lin, tol=tol, norm_bound=R,
-                                                      weight_bound=wb)[0]
-        cal = lambda e1, d1: objective_perturbation_params(e1, d1, n=n, lam=lam, lipschitz=1.0, curvature=0.25,
-                                                           norm_bound=R, weight_bound=wb, constants=self.constants)
-        plan = None
-        if self.method != "output" and is_private(eps) and (dlt > 0 or self.method == "objective"):
-            try: plan = objective_plan(eps, dlt, n=n, d=d, lam=lam, calibrate=cal, norm_bound=R, weight_bound=wb)
-            except ValueError:                       # public inputs only: "auto" falls back to output perturbation
-                if self.method == "objective": raise
-        if plan is None:
-            theta = solve(lam)                                             # exact fit first: nothing released yet
-            tau = logistic_newton_bound(n, d, lam, norm_bound=R, weight_bound=wb, tol=tol).tol   # public
-            sens = erm_sensitivity(n, lam, lipschitz=1.0, norm_bound=R, weight_bound=wb) + 2 * tau / lam   # + solver
-            noise = output_perturbation_noise(eps, dlt, sens)
-            lam_eff = lam
+        kind, plan = logistic_noise(n, Phi.shape[1], epsilon=eps, delta=dlt, lam=lam, norm_bound=R, weight_bound=wb,
+                                    method=self.method, constants=self.constants, tol=tol)   # public: before any charge
+        if kind == "output":
+            theta = solve_logistic(Phi, y, lam, w, tol=tol, norm_bound=R, weight_bound=wb)[0]   # nothing released yet
+            (sens, noise), lam_eff = plan, lam
             spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
             coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
         else:
@@ -566,7 +597,7 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
         return np.column_stack([1 - p, p])
     def predict(self, X): return (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/04_dp_erm.ipynb #fbbd7d27
+# %% ../nbs/04_dp_erm.ipynb #e1959d3e
 class DPRidgeRegression(RegressorMixin, _DPERM):
     """(ε, δ)-DP ridge regression on a public feature map by output perturbation (replace-one neighbours).
 
@@ -635,10 +666,9 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
         y = clean_cells(y, "y", (lo, hi), action="clip")                            # core's input policy
         Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
         center, B = (lo + hi) / 2, (hi - lo) / 2
+        lip, sens, noise = ridge_noise(n, Phi.shape[1], epsilon=eps, delta=dlt, lam=lam, half_range=B, norm_bound=R,
+                                       weight_bound=wb)                   # public: before any charge
         theta, _ = solve_ridge(Phi, y - center, lam, w)
-        lip = ridge_lipschitz(B, lam, R, wb)
-        sens = erm_sensitivity(n, lam, lipschitz=lip, norm_bound=R, weight_bound=wb)
-        noise = output_perturbation_noise(eps, dlt, sens)
         spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
         coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
         return self._set_fitted(coef_=coef, y_center_=center, lipschitz_=lip, feature_map_=fm,
