@@ -337,59 +337,13 @@ def bounded_predictions(predict, n:int, lo, hi, fill:float) -> np.ndarray:
     except Exception: v = np.full(n, float(fill))
     return np.clip(np.where(np.isnan(v), fill, v), lo, hi)
 
-# %% ../nbs/00_core.ipynb #8adb3b6f
+# %% ../nbs/00_core.ipynb #9f1f82c9
 _PARAM_NAMES = {}                  # class -> (its __init__, sorted parameter names)
 
 class EstimatorBase:
     """scikit-learn's estimator protocol (`get_params`, `set_params`, `clone`; repr, notebook display and tags computed
     by scikit-learn when asked for) without importing scikit-learn."""
     _sklearn_mixin = None          # "ClassifierMixin" or "RegressorMixin": the scikit-learn mixin whose tags apply
-
-    @classmethod
-    def _get_param_names(cls):
-        """The `__init__` parameter names, sorted (as scikit-learn's `BaseEstimator._get_param_names`); read from the
-        signature once per class and `__init__` (`inspect.signature` is slow, and fits call `get_params` often)."""
-        init = cls.__init__
-        known = _PARAM_NAMES.get(cls)
-        if known is not None and known[0] is init: return list(known[1])
-        if init is object.__init__: return []
-        params = [p for p in inspect.signature(init).parameters.values()
-                  if p.name != "self" and p.kind != p.VAR_KEYWORD]
-        for p in params:
-            if p.kind == p.VAR_POSITIONAL:
-                raise RuntimeError("scikit-learn estimators should always specify their parameters in the signature "
-                                   f"of their __init__ (no varargs). {cls} with constructor {inspect.signature(init)} "
-                                   "doesn't  follow this convention.")
-        names = tuple(sorted(p.name for p in params))
-        _PARAM_NAMES[cls] = (init, names)
-        return list(names)
-
-    def get_params(self, deep:bool=True) -> dict:
-        "Parameter names mapped to their values; `deep=True` adds those of contained estimators as `name__param`."
-        out = {}
-        for key in self._get_param_names():
-            value = getattr(self, key)
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                out.update((key + "__" + k, val) for k, val in value.get_params().items())
-            out[key] = value
-        return out
-
-    def set_params(self, **params):
-        "Set parameters (nested ones as `name__param`); returns the estimator."
-        if not params: return self
-        valid = self.get_params(deep=True)
-        nested = defaultdict(dict)
-        for key, value in params.items():
-            key, delim, sub_key = key.partition("__")
-            if key not in valid:
-                raise ValueError(f"Invalid parameter {key!r} for estimator {self}. "
-                                 f"Valid parameters are: {self._get_param_names()!r}.")
-            if delim: nested[key][sub_key] = value
-            else:
-                setattr(self, key, value)
-                valid[key] = value
-        for key, sub_params in nested.items(): valid[key].set_params(**sub_params)
-        return self
 
     def __sklearn_clone__(self): return _clone_parametrized(self)
 
@@ -413,7 +367,58 @@ class EstimatorBase:
 
     def __sklearn_tags__(self): return _sklearn_view(self).__sklearn_tags__()
 
+# %% ../nbs/00_core.ipynb #38fb76c1
+@method_of(EstimatorBase, "_get_param_names", classmethod)
+def _estimator_param_names(cls):
+    """The `__init__` parameter names, sorted (as scikit-learn's `BaseEstimator._get_param_names`); read from the
+    signature once per class and `__init__` (`inspect.signature` is slow, and fits call `get_params` often)."""
+    init = cls.__init__
+    known = _PARAM_NAMES.get(cls)
+    if known is not None and known[0] is init: return list(known[1])
+    if init is object.__init__: return []
+    params = [p for p in inspect.signature(init).parameters.values()
+              if p.name != "self" and p.kind != p.VAR_KEYWORD]
+    for p in params:
+        if p.kind == p.VAR_POSITIONAL:
+            raise RuntimeError("scikit-learn estimators should always specify their parameters in the signature "
+                               f"of their __init__ (no varargs). {cls} with constructor {inspect.signature(init)} "
+                               "doesn't  follow this convention.")
+    names = tuple(sorted(p.name for p in params))
+    _PARAM_NAMES[cls] = (init, names)
+    return list(names)
 
+# %% ../nbs/00_core.ipynb #7d9270ec
+@method_of(EstimatorBase, "get_params")
+def _estimator_get_params(self, deep:bool=True) -> dict:
+    "Parameter names mapped to their values; `deep=True` adds those of contained estimators as `name__param`."
+    out = {}
+    for key in self._get_param_names():
+        value = getattr(self, key)
+        if deep and hasattr(value, "get_params") and not isinstance(value, type):
+            out.update((key + "__" + k, val) for k, val in value.get_params().items())
+        out[key] = value
+    return out
+
+# %% ../nbs/00_core.ipynb #bb7fee49
+@method_of(EstimatorBase, "set_params")
+def _estimator_set_params(self, **params):
+    "Set parameters (nested ones as `name__param`); returns the estimator."
+    if not params: return self
+    valid = self.get_params(deep=True)
+    nested = defaultdict(dict)
+    for key, value in params.items():
+        key, delim, sub_key = key.partition("__")
+        if key not in valid:
+            raise ValueError(f"Invalid parameter {key!r} for estimator {self}. "
+                             f"Valid parameters are: {self._get_param_names()!r}.")
+        if delim: nested[key][sub_key] = value
+        else:
+            setattr(self, key, value)
+            valid[key] = value
+    for key, sub_params in nested.items(): valid[key].set_params(**sub_params)
+    return self
+
+# %% ../nbs/00_core.ipynb #62f48a19
 class ClassifierMixin:
     "scikit-learn's classifier conventions: classifier tags, and `score` is the mean accuracy."
     _sklearn_mixin = "ClassifierMixin"
@@ -433,7 +438,7 @@ class RegressorMixin:
         from sklearn.metrics import r2_score
         return r2_score(y, self.predict(X), sample_weight=sample_weight)
 
-
+# %% ../nbs/00_core.ipynb #510e0959
 _SKLEARN_VIEWS = {}
 
 def _sklearn_view(est):
@@ -452,7 +457,7 @@ def _sklearn_view(est):
         if isinstance(v, EstimatorBase): out.__dict__[k] = _sklearn_view(v)
     return out
 
-
+# %% ../nbs/00_core.ipynb #913e01ea
 def clone(estimator, *, safe:bool=True):
     """An unfitted copy with the same parameters: scikit-learn's `clone` (the same result and errors); scikit-learn
     itself is imported only for objects that are not `EstimatorBase` estimators and have `get_params`."""
@@ -471,7 +476,7 @@ def clone(estimator, *, safe:bool=True):
     raise TypeError(f"Cannot clone object '{estimator!r}' (type {type(estimator)}): it does not seem to be a "
                     "scikit-learn estimator as it does not implement a 'get_params' method.")
 
-
+# %% ../nbs/00_core.ipynb #60fa2a37
 def _clone_parametrized(estimator):
     "scikit-learn's `_clone_parametrized` for an `EstimatorBase` estimator (parameters cloned with `safe=False`)."
     klass = estimator.__class__
@@ -485,7 +490,7 @@ def _clone_parametrized(estimator):
                                f"parameter {name}")
     return new
 
-
+# %% ../nbs/00_core.ipynb #a60a18e9
 def check_is_fitted(estimator, attributes) -> None:
     "Raise scikit-learn's `NotFittedError` (its message) unless `estimator` has every attribute in `attributes`."
     attributes = [attributes] if isinstance(attributes, str) else attributes
