@@ -84,7 +84,7 @@ def check_random_state(random_state=None) -> np.random.Generator:
     raise TypeError("random_state must be None, a non-negative int, a np.random.SeedSequence or a "
                     f"np.random.Generator, got {type(random_state).__name__}")
 
-# %% ../nbs/00_core.ipynb #775ae9c8
+# %% ../nbs/00_core.ipynb #e47b58b6
 _REPRODUCIBLE = contextvars.ContextVar("dp_causal_nb_reproducible_noise", default=False)
 
 @contextlib.contextmanager
@@ -106,6 +106,7 @@ def carry_noise_policy(fn):
     "`fn` bound to the caller's noise policy, for a worker process (joblib, Dask) that does not share the context."
     return functools.partial(_call_with_noise_policy, _REPRODUCIBLE.get(), fn)
 
+# %% ../nbs/00_core.ipynb #6136cbb3
 def _root_seed_sequence(random_state) -> np.random.SeedSequence:
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(random_state.integers(0, 2**63, size=4).tolist())   # advances the generator
@@ -120,12 +121,13 @@ def spawn_generators(random_state, n:int) -> list:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     return [np.random.default_rng(c) for c in _root_seed_sequence(random_state).spawn(int(n))]
 
-# %% ../nbs/00_core.ipynb #a2670c2d
+# %% ../nbs/00_core.ipynb #cb62aecc
 def _float_or_inf(v) -> float:
     "float(v), or ±inf for a number too large for a float (never an exception that depends on one cell's size)."
     try: return float(v)
     except OverflowError: return math.inf if v > 0 else -math.inf
 
+# %% ../nbs/00_core.ipynb #17183eb4
 def check_array(a, name:str, *, ndim:int|None=None, finite:bool|str=True, dtype=float) -> np.ndarray:
     """Convert `a` to a numpy array of `dtype`; check its dimension and that every entry is finite (`finite=True`), or
     only that none is NaN (`finite="no_nan"`: ±inf is then an out-of-bounds value for a bounds check to refuse or clip,
@@ -150,6 +152,7 @@ def check_array(a, name:str, *, ndim:int|None=None, finite:bool|str=True, dtype=
                          "a private analysis")
     return arr
 
+# %% ../nbs/00_core.ipynb #7efa88ee
 def check_consistent_length(**arrays) -> int:
     "All arrays have the same number of rows; returns it."
     ns = {k: len(v) for k, v in arrays.items() if v is not None}
@@ -164,7 +167,7 @@ def check_binary_treatment(T, name:str="T") -> np.ndarray:
         raise ValueError(f"{name} must be binary with values in {{0, 1}}; it has other values")
     return t.astype(int)
 
-# %% ../nbs/00_core.ipynb #04f738b5
+# %% ../nbs/00_core.ipynb #83d6f7f6
 MAX_BOUND = 1e100   # public limit on declared bounds: squares and sums of n squares stay far from float overflow
 MIN_WIDTH = 1e-100  # public limit on a declared range's width: its square and its constants stay normal floats
 
@@ -189,6 +192,7 @@ def check_bounds(bounds, name:str, n_features:int|None=None):
                          "narrower ones make the sensitivity constants lose precision")
     return lo, hi
 
+# %% ../nbs/00_core.ipynb #cd337a02
 def check_in_bounds(a, bounds, name:str, *, action:str="raise", warn:bool=False):
     """Enforce public `bounds` on `a`: `action='raise'` refuses values outside, `'clip'` clips (no data-dependent
     warning)."""
@@ -207,6 +211,7 @@ def check_in_bounds(a, bounds, name:str, *, action:str="raise", warn:bool=False)
                       "publish)", DPDomainWarning, stacklevel=2)
     return np.clip(a, lo, hi)
 
+# %% ../nbs/00_core.ipynb #e9cf5a3a
 def infer_bounds(a, name:str="data"):
     "Data-derived bounds (min, max per column). NOT private: emits `PrivacyLeakWarning`."
     warnings.warn(f"bounds of {name} inferred from the data: the release is not differentially private; "
@@ -214,10 +219,30 @@ def infer_bounds(a, name:str="data"):
     a = np.asarray(a, dtype=float)
     return (a.min(axis=0), a.max(axis=0))
 
-# %% ../nbs/00_core.ipynb #71ff103c
+# %% ../nbs/00_core.ipynb #4ed4d7d2
 _TINY = np.finfo(float).tiny   # the smallest normal float64: a non-zero value below it in size is subnormal
 _ACTIONS = ("raise", "clip", "keep")
 
+def _special_cells(arr, name:str, bounds, fill) -> np.ndarray:
+    "NaN → `fill` (or refused), ±inf → the finite out-of-bounds value (or refused), a subnormal → 0; no float event."
+    with np.errstate(all="ignore"):          # no floating-point event, whatever the cells and the user's np.seterr
+        missing = np.isnan(arr)
+        if missing.any():
+            if fill is None:
+                raise ValueError(f"{name} contains NaN values; drop or impute them with a public rule (or declare a "
+                                 "schema with a fill value) before a private analysis")
+            arr = np.where(missing, np.asarray(fill, dtype=float), arr)
+        if np.isinf(arr).any():
+            if bounds is None:
+                raise ValueError(f"{name} contains infinite values; declare public bounds (an infinite value is then "
+                                 "out of bounds, refused or clipped like any other) or drop them with a public rule")
+            lo, hi = (np.asarray(b, dtype=float) for b in bounds)
+            arr = np.where(arr == np.inf, hi + (hi - lo), np.where(arr == -np.inf, lo - (hi - lo), arr))
+        subnormal = (arr > -_TINY) & (arr < _TINY) & (arr != 0)
+        if subnormal.any(): arr = np.where(subnormal, 0.0, arr)   # a copy only when needed: the caller's array stays
+    return arr
+
+# %% ../nbs/00_core.ipynb #1a8b3ad9
 def clean_cells(a, name:str, bounds=None, *, action:str="clip", fill=None, ndim:int|None=None) -> np.ndarray:
     """The library's one input policy for raw data cells (the table below): the same map for every estimator and path.
 
@@ -245,22 +270,7 @@ def clean_cells(a, name:str, bounds=None, *, action:str="clip", fill=None, ndim:
     array([ 0.5,  1. , -1. ,  0. ])
     """
     if action not in _ACTIONS: raise ValueError(f"action must be one of {_ACTIONS}, got {action!r}")
-    arr = check_array(a, name, ndim=ndim, finite=False)
-    with np.errstate(all="ignore"):          # no floating-point event, whatever the cells and the user's np.seterr
-        missing = np.isnan(arr)
-        if missing.any():
-            if fill is None:
-                raise ValueError(f"{name} contains NaN values; drop or impute them with a public rule (or declare a "
-                                 "schema with a fill value) before a private analysis")
-            arr = np.where(missing, np.asarray(fill, dtype=float), arr)
-        if np.isinf(arr).any():
-            if bounds is None:
-                raise ValueError(f"{name} contains infinite values; declare public bounds (an infinite value is then "
-                                 "out of bounds, refused or clipped like any other) or drop them with a public rule")
-            lo, hi = (np.asarray(b, dtype=float) for b in bounds)
-            arr = np.where(arr == np.inf, hi + (hi - lo), np.where(arr == -np.inf, lo - (hi - lo), arr))
-        subnormal = (arr > -_TINY) & (arr < _TINY) & (arr != 0)
-        if subnormal.any(): arr = np.where(subnormal, 0.0, arr)   # a copy only when needed: the caller's array stays
+    arr = _special_cells(check_array(a, name, ndim=ndim, finite=False), name, bounds, fill)
     if bounds is None or action == "keep": return arr
     return check_in_bounds(arr, bounds, name, action=action)
 
@@ -290,7 +300,7 @@ def method_of(cls, name:str, kind=None):
         return fn
     return attach
 
-# %% ../nbs/00_core.ipynb #3cabb701
+# %% ../nbs/00_core.ipynb #0a55dea3
 class PublicWarning(UserWarning):
     "A warning about public inputs only (a parameter choice): the same on every dataset, so `release_guard` shows it."
 
@@ -308,6 +318,7 @@ def _public_filters(filters) -> list:
         out.append(("default", None, cat, None, 0))
     return out
 
+# %% ../nbs/00_core.ipynb #6508f98d
 @contextlib.contextmanager
 def release_guard():
     "Run a private fit or release: no floating-point event raises, no data-dependent warning shows (public ones do)."
