@@ -197,23 +197,6 @@ def _add_ate_options(a):
     opts.add_argument("--propensity-clip", type=float, default=0.1, metavar="C",
                       help="clip every propensity estimate to [C, 1-C] (default 0.1)")
 
-# %% ../nbs/13_cli.ipynb #e3cca5ca
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="dp-causal", description="Differentially private causal inference (dp_causal_nb): "
-                "a private ATE or CATE from a CSV file.")
-    sub = p.add_subparsers(dest="command", metavar="{ate,cate,cate-eval,demo}")
-    a = sub.add_parser("ate", help="private average treatment effect from a CSV file (difference in means for a "
-                       "declared trial; AIPW with the cross-fitted design when covariate bounds are declared, else the "
-                       "fold ensemble)", epilog=_ATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_common(a, "ate")
-    _add_ate_budget(a)
-    _add_ate_options(a)
-    _add_cate_parsers(sub)
-    d = sub.add_parser("demo", help="run the main job on NHEFS (or a synthetic dataset) for several epsilon")
-    d.add_argument("--seed", type=int, default=0, help="random seed: splits and noise repeat (default 0)")
-    d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
-    return p
-
 # %% ../nbs/13_cli.ipynb #43d67c95
 _CATE_EPILOG = """\
 which estimator runs: DPCATE with the --learner given and the second stage of --final. --save can publish only the
@@ -264,6 +247,23 @@ def _add_cate_parsers(sub):
     "The `cate` and `cate-eval` sub-commands."
     _add_cate_job(sub)
     _add_cate_eval(sub)
+
+# %% ../nbs/13_cli.ipynb #e3cca5ca
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dp-causal", description="Differentially private causal inference (dp_causal_nb): "
+                "a private ATE or CATE from a CSV file.")
+    sub = p.add_subparsers(dest="command", metavar="{ate,cate,cate-eval,demo}")
+    a = sub.add_parser("ate", help="private average treatment effect from a CSV file (difference in means for a "
+                       "declared trial; AIPW with the cross-fitted design when covariate bounds are declared, else the "
+                       "fold ensemble)", epilog=_ATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_common(a, "ate")
+    _add_ate_budget(a)
+    _add_ate_options(a)
+    _add_cate_parsers(sub)
+    d = sub.add_parser("demo", help="run the main job on NHEFS (or a synthetic dataset) for several epsilon")
+    d.add_argument("--seed", type=int, default=0, help="random seed: splits and noise repeat (default 0)")
+    d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
+    return p
 
 # %% ../nbs/13_cli.ipynb #be0a9379
 def _x_bounds(text:str, d:int):
