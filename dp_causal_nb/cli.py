@@ -574,7 +574,7 @@ def _closed_pipe() -> int:
     except (AttributeError, OSError, ValueError): pass      # an in-memory stdout (tests): nothing to redirect
     return 141
 
-# %% ../nbs/13_cli.ipynb #a601386e
+# %% ../nbs/13_cli.ipynb #a1206f10
 def _run_command(args):
     "Run the parsed job and print its result."
     if args.command == "ate":
@@ -585,6 +585,7 @@ def _run_command(args):
         print(json.dumps(json_ready(r), indent=2, allow_nan=False) if args.json else format_cate(r))
     else: run_demo(args)
 
+# %% ../nbs/13_cli.ipynb #1c4ff7c4
 def _main(parser, argv) -> int:
     try:
         args = parser.parse_args(argv)

@@ -147,7 +147,7 @@ def rounded_gaussian(s:int, # integer standard deviation (in grid steps)
     "Draws of round(Z), Z ~ N(0, s²), within total variation 1e-19 (s ≥ 2¹¹; derivation above), int64."
     return _midpoint_gaussian(s, size, rng, cap, L_CELLS)[0]
 
-# %% ../nbs/01a_secure_noise.ipynb #fb95f724
+# %% ../nbs/01a_secure_noise.ipynb #b601bc70
 FP_MARGIN = 2.0 ** -20 # relative margin on Δ for the rounding error of the computed value (derivation)
 TV_PER_COORDINATE = 1e-19  # sampler's total-variation bound per Gaussian coordinate (derivation)
 MIN_UNITS = 2 ** 11    # the sampler's total-variation bound needs s ≥ 2¹¹
@@ -159,6 +159,7 @@ def grid_step(scale:float, # the noise scale σ (or b) in the value's units
     scale = check_scalar(scale, "scale", low=0)
     return math.ldexp(1.0, math.ceil(math.log2(scale / room)))
 
+# %% ../nbs/01a_secure_noise.ipynb #e07c7423
 @dataclass(frozen=True)
 class GridPlan:
     "Public description of one grid release: kind ('gaussian', 'laplace', 'none'), step, integer scale, dimension."
