@@ -311,7 +311,7 @@ class ParallelBlock(_Shared):
     @property
     def _acc(self): return self._owner._acc
 
-# %% ../nbs/02_accounting.ipynb #ecff1624
+# %% ../nbs/02_accounting.ipynb #76806092
 @method_of(ParallelBlock, "_would_fit")
 def _block_would_fit(self, part, cost, what):
     if self.closed: raise RuntimeError(f"parallel block '{self.label}' is closed; open a new one")
@@ -326,6 +326,7 @@ def _block_add(self, part, rec):
         self._would_fit(part, rec.cost, f"spend {rec.label!r}")
         self._items.setdefault(part, []).append(rec)
 
+# %% ../nbs/02_accounting.ipynb #0062794f
 @method_of(ParallelBlock, "_spend")
 def _block_spend(self, cost, part, label):
     part = _check_part(part)
@@ -380,7 +381,7 @@ class _PartView(_Shared, _Owner):
     def __repr__(self):
         return f"part {self.part_name!r} of block '{self._parent.label}': spent {self._alg.fmt(self.spent)}"
 
-# %% ../nbs/02_accounting.ipynb #99512c8e
+# %% ../nbs/02_accounting.ipynb #d53bfed0
 @method_of(_PartView, "_add")
 def _part_add(self, rec, guard=True):
     if guard: self._parent._add(self.part_name, rec)
@@ -389,6 +390,7 @@ def _part_add(self, rec, guard=True):
             self._parent._would_fit(self.part_name, rec.cost, f"block {rec.label!r}")
             self._parent._items.setdefault(self.part_name, []).append(rec)
 
+# %% ../nbs/02_accounting.ipynb #3f46e2a8
 @method_of(_PartView, "_spent_t")
 def _part_spent_t(self): return self._alg.seq_raw([r.cost for r in self._parent._items.get(self.part_name, [])])
 
@@ -443,7 +445,7 @@ class PrivacyAccountant(_Accountant):
         super().__init__((eps, np.inf) if np.isinf(eps) else (eps, dlt))
         self.epsilon, self.delta = epsilon, delta
 
-# %% ../nbs/02_accounting.ipynb #cf0cbc3f
+# %% ../nbs/02_accounting.ipynb #695559ed
 @method_of(PrivacyAccountant, "spend")
 def _pa_spend(self, epsilon, delta=0.0, *, label:str):
     """Record a release costing `(epsilon, delta)` on the whole data; raises `BudgetError` first if it would
@@ -452,6 +454,7 @@ def _pa_spend(self, epsilon, delta=0.0, *, label:str):
     _check_label(label)
     self._add(Spend(label, epsilon=eps, delta=dlt))
 
+# %% ../nbs/02_accounting.ipynb #4e65d2b0
 @method_of(PrivacyAccountant, "check")
 def _pa_check(self, epsilon, delta=0.0):
     "Raise `BudgetError` if spending `(epsilon, delta)` now would overspend; records nothing."
@@ -536,7 +539,7 @@ class GDPAccountant(_Accountant):
         self.mu = mu
         super().__init__((check_scalar(mu, "mu", low=0, allow_inf=True),))
 
-# %% ../nbs/02_accounting.ipynb #e0bb1e17
+# %% ../nbs/02_accounting.ipynb #067b8d1f
 @method_of(GDPAccountant, "spend_gdp")
 def _gdp_spend_gdp(self, mu, *, label:str):
     "Record a μ-GDP release (e.g. a Gaussian mechanism with μ = sensitivity/σ)."
@@ -544,6 +547,7 @@ def _gdp_spend_gdp(self, mu, *, label:str):
     _check_label(label)
     self._add(Spend(label, mu=m))
 
+# %% ../nbs/02_accounting.ipynb #cfc9f29c
 @method_of(GDPAccountant, "check_gdp")
 def _gdp_check_gdp(self, mu):
     "Raise `BudgetError` if spending `mu` now would overspend; records nothing."
