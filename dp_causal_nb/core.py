@@ -31,11 +31,12 @@ def in_test() -> bool:
     "True when running under `nbdev_test` (env `IN_TEST` set) or pytest."
     return bool(os.environ.get("IN_TEST")) or "PYTEST_CURRENT_TEST" in os.environ
 
-# %% ../nbs/00_core.ipynb #29b2e4d3
+# %% ../nbs/00_core.ipynb #bb044edd
 def _is_real(x) -> bool:
     return (isinstance(x, numbers.Real) and not isinstance(x, bool)
             or (isinstance(x, np.ndarray) and x.ndim == 0 and np.issubdtype(x.dtype, np.number)))
 
+# %% ../nbs/00_core.ipynb #23cddb4b
 def check_scalar(value, name:str, *, low=None, high=None, low_inclusive=False, high_inclusive=False,
                  allow_inf=False) -> float:
     "Validate a real scalar `value` (called `name` in errors) against an interval; return it as a float."
@@ -53,11 +54,12 @@ def check_scalar(value, name:str, *, low=None, high=None, low_inclusive=False, h
         raise ValueError(f"{name} must lie in {lb}, {hb}, got {v}")
     return v
 
-# %% ../nbs/00_core.ipynb #2005c827
+# %% ../nbs/00_core.ipynb #24f35a50
 def is_private(epsilon) -> bool:
     "Whether `epsilon` asks for a private release (`np.inf` means non-private)."
     return not np.isinf(float(epsilon))
 
+# %% ../nbs/00_core.ipynb #2defe3a2
 def check_epsilon_delta(epsilon, delta=0.0, *, n:int|None=None, require_delta:bool=False):
     "Validate privacy parameters; returns `(epsilon, delta)` as floats. `n`: dataset size, for the δ ≥ 1/n warning."
     eps = check_scalar(epsilon, "epsilon", low=0, allow_inf=True)

@@ -32,7 +32,7 @@ def sensitivity_of_pairs(f, # deterministic query: dataset -> scalar or array
     if best is None: raise ValueError("pairs must contain at least one (D, D') pair")
     return float(best)
 
-# %% ../nbs/01b_mechanisms.ipynb #e952be78
+# %% ../nbs/01b_mechanisms.ipynb #f363b780
 def l1_sensitivity_of_pairs(f, pairs) -> float:
     "max ||f(D) - f(D')||_1 over the given pairs."
     return sensitivity_of_pairs(f, pairs, ord=1)
@@ -41,6 +41,7 @@ def l2_sensitivity_of_pairs(f, pairs) -> float:
     "max ||f(D) - f(D')||_2 over the given pairs."
     return sensitivity_of_pairs(f, pairs, ord=2)
 
+# %% ../nbs/01b_mechanisms.ipynb #2fa81b77
 def replace_one_neighbours(D, # dataset: array with one record per row
                            candidates, # records to substitute (each shaped like one row of D)
                           ):
@@ -59,13 +60,14 @@ def _check_sensitivity(sensitivity) -> float:
 def _check_mu(mu, allow_inf=False) -> float:
     return check_scalar(mu, "mu", low=0, allow_inf=allow_inf)     # > 0
 
-# %% ../nbs/01b_mechanisms.ipynb #24fbb0e4
+# %% ../nbs/01b_mechanisms.ipynb #f6ab6406
 def laplace_scale(epsilon, sensitivity=1.0) -> float:
     "Scale b = Δ₁/ε of the Laplace mechanism (0.0 when `epsilon` is `np.inf`)."
     eps, _ = check_epsilon_delta(epsilon)
     sens = _check_sensitivity(sensitivity)
     return 0.0 if not is_private(eps) else sens / eps
 
+# %% ../nbs/01b_mechanisms.ipynb #4d00cdd5
 def laplace_mechanism(value, # query answer f(D): scalar or array
                       sensitivity, # l1 sensitivity Δ₁ of f over replace-one neighbours
                       epsilon, # privacy parameter (np.inf: no noise)

@@ -14,11 +14,12 @@ __all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINAT
            'S_FINE', 'FINE_ERROR', 'discrete_laplace', 'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan',
            'plan_gaussian', 'plan_laplace', 'snap', 'grid_release', 'noise_rng', 'fine_gaussian']
 
-# %% ../nbs/01a_secure_noise.ipynb #8555e664
+# %% ../nbs/01a_secure_noise.ipynb #1ca7d10c
 def _bernoulli(num, den, rng) -> np.ndarray:
     "Exact Bernoulli(num/den) per element: a uniform integer in [0, den) below num (0 ≤ num ≤ den < 2⁶³)."
     return rng.integers(0, den, size=np.shape(num)) < num
 
+# %% ../nbs/01a_secure_noise.ipynb #3998f99f
 def _bernoulli_exp_small(factors, size:int, rng) -> np.ndarray:
     "Exact Bernoulli(exp(−γ)), γ = Π aᵢ/bᵢ ≤ 1 per element; `factors`: [(a array, b int), ...] (CKS Alg. 1)."
     hit = np.ones(size, bool)
