@@ -191,28 +191,71 @@ def _select(s0, s1, delta, alpha, n_candidates, direction=None, threshold=None):
         if e[i] > best[0]: best = (float(e[i]), float(cand[i]), d)
     return best[1], best[2]
 
-# %% ../nbs/03_audit.ipynb #d327317b
+# %% ../nbs/03_audit.ipynb #f9cdaeed
+def _check_audit_args(mechanism, n_runs, delta, alpha, statistic, direction, threshold, n_candidates, chunk_size):
+    "Validate the auditor's arguments; returns `(delta, alpha, threshold)` as floats (threshold may stay None)."
+    if not callable(mechanism): raise TypeError(f"mechanism must be callable, got {type(mechanism).__name__}")
+    if not isinstance(n_runs, numbers.Integral) or isinstance(n_runs, bool):
+        raise TypeError(f"n_runs must be an int, got {type(n_runs).__name__}")
+    if n_runs < 100: raise ValueError(f"n_runs must be >= 100 (half of the runs select the test), got {n_runs}")
+    delta = check_scalar(delta, "delta", low=0, high=1, low_inclusive=True)
+    alpha = check_scalar(alpha, "alpha", low=0, high=1)
+    if statistic is not None and not callable(statistic): raise TypeError("statistic must be callable or None")
+    if direction not in (None, "greater", "less"):
+        raise ValueError(f"direction must be 'greater', 'less' or None, got {direction!r}")
+    if threshold is not None: threshold = check_scalar(threshold, "threshold")
+    if not isinstance(n_candidates, numbers.Integral) or n_candidates < 2:
+        raise ValueError(f"n_candidates must be an int >= 2, got {n_candidates!r}")
+    if not isinstance(chunk_size, numbers.Integral) or isinstance(chunk_size, bool) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    return delta, alpha, threshold
+
+# %% ../nbs/03_audit.ipynb #8daaa5d6
+def _audit_outputs(mechanism, D0, D1, n_runs, rng, batch, progress, n_jobs, chunk_size):
+    "The `n_runs` outputs of the mechanism on each dataset, `(Y0, Y1)`."
+    if n_jobs is None:
+        Y0 = _run(mechanism, D0, n_runs, rng, batch, "D0", progress)
+        Y1 = _run(mechanism, D1, n_runs, rng, batch, "D1", progress)
+    else: Y0, Y1 = _run_chunks(mechanism, D0, D1, n_runs, rng, batch, int(chunk_size), n_jobs)
+    if Y0.shape[1:] != Y1.shape[1:]:
+        raise ValueError(f"mechanism outputs differ in shape between D0 {Y0.shape[1:]} and D1 {Y1.shape[1:]}")
+    return Y0, Y1
+
+# %% ../nbs/03_audit.ipynb #f9d88ffa
+def _audit_test(s0, s1, fitted, n_runs, delta, alpha, n_candidates, direction, threshold) -> dict:
+    "The chosen test, its error rates and the ε bounds, as `AuditResult` fields."
+    h = n_runs // 2
+    if threshold is not None and direction is not None and not fitted:
+        sel, ev = slice(0, 0), slice(0, n_runs)              # nothing chosen from data: evaluate on all runs
+        t, d = threshold, direction
+    else:
+        sel, ev = slice(0, h), slice(h, n_runs)
+        t, d = _select(s0[sel], s1[sel], delta, alpha, n_candidates, direction, threshold)
+    e0, e1 = np.sort(s0[ev]), np.sort(s1[ev])
+    k0, k1 = _counts(e0, e1, t, d)
+    m0, m1 = len(e0), len(e1)
+    a_hi, b_hi = float(_cp_upper(k0, m0, alpha / 2)), float(_cp_upper(k1, m1, alpha / 2))
+    with np.errstate(divide="ignore"):
+        eps_point = float(_eps_hat(k0 / m0, k1 / m1, delta))
+    return dict(epsilon_lower=float(_eps_hat(a_hi, b_hi, delta)), fpr=k0 / m0, fnr=k1 / m1, threshold=t,
+                direction=d, n_eval=m0, fpr_upper=a_hi, fnr_upper=b_hi, epsilon_point=eps_point)
+
+# %% ../nbs/03_audit.ipynb #942a806d
 def audit_mechanism(mechanism, # batch: (data, size, rng) -> (size,) or (size, d); else (data, rng) -> one output
-                    # a pair of neighbouring datasets (replace-one), chosen adversarially; passed to `mechanism` as is
-                    D0, D1,
+                    D0, D1, # a pair of neighbouring datasets (replace-one), chosen adversarially; passed as is
                     *,
                     n_runs:int=100_000, # runs per dataset (>= 100); half select the test, half evaluate it
                     delta:float=0.0, # the δ at which ε is bounded, in [0, 1)
                     alpha:float=0.05, # 1 - confidence level of the bound, in (0, 1)
-                    # callable outputs -> (size,) scores, row by row; default: identity (scalars) or projection on the
-                    # mean difference
-                    statistic=None,
+                    statistic=None, # outputs -> (size,) scores, row by row; default: identity or mean difference
                     batch:bool=True, # whether `mechanism` is vectorised
                     threshold:float|None=None, # fix the test's threshold instead of searching for it
                     direction:str|None=None, # 'greater' (reject when score > threshold), 'less', or None to choose
                     n_candidates:int=1000, # number of candidate thresholds searched on the selection half
                     random_state=None, # None, int or np.random.Generator: the randomness given to `mechanism`
                     progress:bool=False, # progress bar for batch=False (serial path only)
-                    # None: serial, one stream; an int (or under a joblib backend such as Dask): seeded chunks in
-                    # parallel
-                    n_jobs:int|None=None,
-                    # runs per chunk when n_jobs is given (public; results do not depend on n_jobs)
-                    chunk_size:int=10_000,
+                    n_jobs:int|None=None, # None: serial, one stream; an int (or a joblib backend): seeded chunks
+                    chunk_size:int=10_000, # runs per chunk when n_jobs is given (public)
                    ) -> AuditResult:
     """Empirical (1-alpha)-confidence lower bound on the ε at `delta` of `mechanism` on the pair (D0, D1).
 
@@ -251,45 +294,13 @@ def audit_mechanism(mechanism, # batch: (data, size, rng) -> (size,) or (size, d
     True
     """
     t_start = time.perf_counter()
-    if not callable(mechanism): raise TypeError(f"mechanism must be callable, got {type(mechanism).__name__}")
-    if not isinstance(n_runs, numbers.Integral) or isinstance(n_runs, bool):
-        raise TypeError(f"n_runs must be an int, got {type(n_runs).__name__}")
-    if n_runs < 100: raise ValueError(f"n_runs must be >= 100 (half of the runs select the test), got {n_runs}")
-    delta = check_scalar(delta, "delta", low=0, high=1, low_inclusive=True)
-    alpha = check_scalar(alpha, "alpha", low=0, high=1)
-    if statistic is not None and not callable(statistic): raise TypeError("statistic must be callable or None")
-    if direction not in (None, "greater", "less"):
-        raise ValueError(f"direction must be 'greater', 'less' or None, got {direction!r}")
-    if threshold is not None: threshold = check_scalar(threshold, "threshold")
-    if not isinstance(n_candidates, numbers.Integral) or n_candidates < 2:
-        raise ValueError(f"n_candidates must be an int >= 2, got {n_candidates!r}")
-    if not isinstance(chunk_size, numbers.Integral) or isinstance(chunk_size, bool) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    delta, alpha, threshold = _check_audit_args(mechanism, n_runs, delta, alpha, statistic, direction, threshold,
+                                                n_candidates, chunk_size)
     rng = check_random_state(random_state)
-    if n_jobs is None:
-        Y0 = _run(mechanism, D0, n_runs, rng, batch, "D0", bool(progress))
-        Y1 = _run(mechanism, D1, n_runs, rng, batch, "D1", bool(progress))
-    else: Y0, Y1 = _run_chunks(mechanism, D0, D1, n_runs, rng, batch, int(chunk_size), n_jobs)
-    if Y0.shape[1:] != Y1.shape[1:]:
-        raise ValueError(f"mechanism outputs differ in shape between D0 {Y0.shape[1:]} and D1 {Y1.shape[1:]}")
-    h = n_runs // 2
-    s0, s1, fitted = _scores(Y0, Y1, statistic, h)
-    if threshold is not None and direction is not None and not fitted:
-        sel, ev = slice(0, 0), slice(0, n_runs)              # nothing chosen from data: evaluate on all runs
-        t, d = threshold, direction
-    else:
-        sel, ev = slice(0, h), slice(h, n_runs)
-        t, d = _select(s0[sel], s1[sel], delta, alpha, n_candidates, direction, threshold)
-    e0, e1 = np.sort(s0[ev]), np.sort(s1[ev])
-    k0, k1 = _counts(e0, e1, t, d)
-    m0, m1 = len(e0), len(e1)
-    a_hi, b_hi = float(_cp_upper(k0, m0, alpha / 2)), float(_cp_upper(k1, m1, alpha / 2))
-    with np.errstate(divide="ignore"):
-        eps_point = float(_eps_hat(k0 / m0, k1 / m1, delta))
-    return AuditResult(epsilon_lower=float(_eps_hat(a_hi, b_hi, delta)), fpr=k0 / m0, fnr=k1 / m1,
-                       threshold=t, direction=d, n_runs=n_runs, seconds=time.perf_counter() - t_start,
-                       delta=delta, alpha=alpha, n_eval=m0, fpr_upper=a_hi, fnr_upper=b_hi,
-                       epsilon_point=eps_point)
+    Y0, Y1 = _audit_outputs(mechanism, D0, D1, n_runs, rng, batch, bool(progress), n_jobs, chunk_size)
+    s0, s1, fitted = _scores(Y0, Y1, statistic, n_runs // 2)
+    found = _audit_test(s0, s1, fitted, n_runs, delta, alpha, n_candidates, direction, threshold)
+    return AuditResult(n_runs=n_runs, seconds=time.perf_counter() - t_start, delta=delta, alpha=alpha, **found)
 
 # %% ../nbs/03_audit.ipynb #36f80b73
 def continuous_reference_noise(kind:str, # "gaussian": N(0, scale²I); "gamma": density ∝ exp(−‖b‖/scale)

@@ -23,7 +23,7 @@ __all__ = ['ATE_ESTIMATORS', 'ATE_DESIGNS', 'ATE_ESTIMANDS', 'CLIError', 'read_c
            'read_job', 'run_ate', 'format_release', 'run_demo', 'json_ready', 'main', 'cate_final', 'cate_estimator',
            'run_cate', 'run_cate_eval', 'format_cate']
 
-# %% ../nbs/13_cli.ipynb #19e91c07
+# %% ../nbs/13_cli.ipynb #af3cbb71
 _MISSING = {"", "na", "nan", "null", "none", "."}
 _NOT_SHOWN = " (which rows, how many and their values are not shown: they are private)"
 
@@ -34,6 +34,61 @@ def _looks_like_data(cell:str) -> bool:
         return True
     except ValueError: return cell == ""
 
+# %% ../nbs/13_cli.ipynb #59a3978a
+def _parse_line(line:str) -> list:
+    "The cells of ONE physical line (a quote left open cannot swallow the next records); [] for an empty line."
+    line = line[:-1] if line.endswith("\r") else line
+    if not line: return []
+    old = csv.field_size_limit(sys.maxsize)      # a huge cell is one cell of one record, not a file-level failure
+    try: return next(csv.reader([line], strict=False), [])
+    # e.g. a NUL byte: the record's cells are then missing, not an error here
+    except csv.Error: return [line]
+    finally: csv.field_size_limit(old)
+
+# %% ../nbs/13_cli.ipynb #8b05a22f
+def _header_positions(header, path, columns) -> dict:
+    "The position of each named column in the header row (a header is required, each name must appear once)."
+    if not header: raise CLIError(f"{path}: the file is empty (a header row is required)")
+    header = [h.strip() for h in header]
+    if any(_looks_like_data(h) for h in header):   # never echo a row that may be a record
+        raise CLIError(f"{path}: the first row does not look like a header (an empty or numeric cell); a header row "
+                       "with the column names is required")
+    for c in columns:
+        if c not in header:
+            raise CLIError(f"column {c!r} not found in the header row of {path} (names are case-sensitive)")
+        if header.count(c) > 1: raise CLIError(f"column {c!r} appears more than once in the header of {path}")
+    return {c: header.index(c) for c in columns}
+
+# %% ../nbs/13_cli.ipynb #471fa84c
+def _number(c:str, cell:str) -> float:
+    "The value of one numeric cell of column `c` (±inf and overflowing numbers are kept, for the bounds rule)."
+    if cell.lower() in _MISSING:
+        raise CLIError(f"column {c!r} has missing values; drop or impute them with a public rule before a "
+                       f"private analysis{_NOT_SHOWN}")
+    try: v = float(cell)
+    except ValueError: raise CLIError(f"column {c!r} has non-numeric values{_NOT_SHOWN}") from None
+    if v != v: raise CLIError(f"column {c!r} has missing values (NaN); drop or impute them with a public rule "
+                              f"before a private analysis{_NOT_SHOWN}")
+    return v
+
+# %% ../nbs/13_cli.ipynb #d96d4d5b
+def _read_columns(rows, path, columns, text=frozenset()):
+    pos = _header_positions(next(rows, None), path, columns)
+    out = {c: [] for c in columns}
+    blank = False
+    for row in rows:
+        if not row:
+            blank = True
+            continue         # an empty line: fine only at the end (a line of commas is a record)
+        if blank: raise CLIError(f"{path}: an empty row lies between data rows; drop it or fill its values (every "
+                                 "record counts: silently skipping one would change n)")
+        for c, j in pos.items():
+            cell = row[j].strip() if j < len(row) else ""
+            out[c].append(cell if c in text else _number(c, cell))   # text: encoded by the public schema
+    if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
+    return {c: (v if c in text else np.asarray(v)) for c, v in out.items()}
+
+# %% ../nbs/13_cli.ipynb #94399972
 def read_csv_columns(path:str, columns:list, text=()) -> dict:
     """Read the named `columns` of the CSV at `path`: numeric columns into float arrays (missing or non-numeric cells
     are errors; ±inf and overflowing numbers are kept, for the bounds rule); columns in `text` as lists of stripped
@@ -46,53 +101,7 @@ def read_csv_columns(path:str, columns:list, text=()) -> dict:
         raise CLIError(f"{path}: the file is not valid UTF-8 text") from None
     return _read_columns((_parse_line(l) for l in lines), path, columns, set(text))
 
-def _parse_line(line:str) -> list:
-    "The cells of ONE physical line (a quote left open cannot swallow the next records); [] for an empty line."
-    line = line[:-1] if line.endswith("\r") else line
-    if not line: return []
-    old = csv.field_size_limit(sys.maxsize)      # a huge cell is one cell of one record, not a file-level failure
-    try: return next(csv.reader([line], strict=False), [])
-    # e.g. a NUL byte: the record's cells are then missing, not an error here
-    except csv.Error: return [line]
-    finally: csv.field_size_limit(old)
-
-def _read_columns(rows, path, columns, text=frozenset()):
-    header = next(rows, None)
-    if not header: raise CLIError(f"{path}: the file is empty (a header row is required)")
-    header = [h.strip() for h in header]
-    if any(_looks_like_data(h) for h in header):   # never echo a row that may be a record
-        raise CLIError(f"{path}: the first row does not look like a header (an empty or numeric cell); a header row "
-                       "with the column names is required")
-    for c in columns:
-        if c not in header:
-            raise CLIError(f"column {c!r} not found in the header row of {path} (names are case-sensitive)")
-        if header.count(c) > 1: raise CLIError(f"column {c!r} appears more than once in the header of {path}")
-    pos = {c: header.index(c) for c in columns}
-    out = {c: [] for c in columns}
-    blank = False
-    for row in rows:
-        if not row:
-            blank = True
-            continue         # an empty line: fine only at the end (a line of commas is a record)
-        if blank: raise CLIError(f"{path}: an empty row lies between data rows; drop it or fill its values (every "
-                                 "record counts: silently skipping one would change n)")
-        for c, j in pos.items():
-            cell = row[j].strip() if j < len(row) else ""
-            if c in text:
-                out[c].append(cell)
-                continue      # encoded by the public schema; never an error here
-            if cell.lower() in _MISSING:
-                raise CLIError(f"column {c!r} has missing values; drop or impute them with a public rule before a "
-                               f"private analysis{_NOT_SHOWN}")
-            try: v = float(cell)
-            except ValueError: raise CLIError(f"column {c!r} has non-numeric values{_NOT_SHOWN}") from None
-            if v != v: raise CLIError(f"column {c!r} has missing values (NaN); drop or impute them with a public rule "
-                                      f"before a private analysis{_NOT_SHOWN}")
-            out[c].append(v)
-    if not out[columns[0]]: raise CLIError(f"{path}: no data rows")
-    return {c: (v if c in text else np.asarray(v)) for c, v in out.items()}
-
-# %% ../nbs/13_cli.ipynb #2c7e8a7b
+# %% ../nbs/13_cli.ipynb #9244c916
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
@@ -103,6 +112,7 @@ def _pair(text:str, name:str):
     except ValueError: raise CLIError(f"{name} must be two numbers LO,HI (e.g. -1,1), got {text!r}") from None
     return lo, hi
 
+# %% ../nbs/13_cli.ipynb #0494efc7
 _SEED_HELP = "random seed: splits and noise repeat (teaching only; omit for a real release)"
 
 def _add_common(p, job:str):
@@ -127,6 +137,7 @@ def _add_common(p, job:str):
                      "the declared public fill (midpoint of the bounds, a schema's fill, a category column's 'other' "
                      "level) instead of refusing the file; needs --x-bounds or --schema")
 
+# %% ../nbs/13_cli.ipynb #7a11c430
 def _add_options(p):
     "The options group: --clip, --seed, --json (shared), to which each job adds its own."
     out = p.add_argument_group("job options")
@@ -137,6 +148,7 @@ def _add_options(p):
                      "not released; a non-private run has null epsilon and \"private\": false)")
     return out
 
+# %% ../nbs/13_cli.ipynb #77531629
 _ATE_EPILOG = """\
 which estimator and design run (public inputs only, never the data):
   --randomized                   the private difference in means (no nuisance models); with covariate bounds, its
@@ -155,20 +167,19 @@ fills covariate cells with the declared public fill. --mu for the split and cros
 (epsilon, delta) it implies. AIPW/IPW on a rare arm (released treated share below --propensity-clip) is refused after
 2% of the budget: use --estimand att, or a smaller --propensity-clip."""
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="dp-causal", description="Differentially private causal inference (dp_causal_nb): "
-                "a private ATE or CATE from a CSV file.")
-    sub = p.add_subparsers(dest="command", metavar="{ate,cate,cate-eval,demo}")
-    a = sub.add_parser("ate", help="private average treatment effect from a CSV file (difference in means for a "
-                       "declared trial; AIPW with the cross-fitted design when covariate bounds are declared, else the "
-                       "fold ensemble)", epilog=_ATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_common(a, "ate")
+# %% ../nbs/13_cli.ipynb #9bfb8cbb
+def _add_ate_budget(a):
+    "The `ate` budget: --epsilon with --delta, or --mu (one of the two is required)."
     budget = a.add_argument_group("privacy budget (required: --epsilon with --delta, or --mu)")
     one = budget.add_mutually_exclusive_group(required=True)
     one.add_argument("--epsilon", type=float, metavar="E", help="total epsilon of the release (inf: non-private)")
     one.add_argument("--mu", type=float, metavar="M", help="total mu-GDP budget")
     budget.add_argument("--delta", type=float, default=None, metavar="D", help="total delta of the release (required "
                         "with --epsilon; with --mu only used to report epsilon, default 1e-5)")
+
+# %% ../nbs/13_cli.ipynb #caac3b1b
+def _add_ate_options(a):
+    "The `ate` job options: the shared ones, then the estimator's choices."
     opts = _add_options(a)
     opts.add_argument("--randomized", action="store_true", help="declare that the treatment was randomised (public): "
                       "the default estimator is then the private difference in means, or its regression "
@@ -185,20 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
                       help="fold design: number of folds (default: min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋))")
     opts.add_argument("--propensity-clip", type=float, default=0.1, metavar="C",
                       help="clip every propensity estimate to [C, 1-C] (default 0.1)")
-    _add_cate_parsers(sub)
-    d = sub.add_parser("demo", help="run the main job on NHEFS (or a synthetic dataset) for several epsilon")
-    d.add_argument("--seed", type=int, default=0, help="random seed: splits and noise repeat (default 0)")
-    d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
-    return p
 
-# %% ../nbs/13_cli.ipynb #631e2e91
+# %% ../nbs/13_cli.ipynb #43d67c95
 _CATE_EPILOG = """\
 which estimator runs: DPCATE with the --learner given and the second stage of --final. --save can publish only the
 kernel stage (a shareable function file for cate-eval), so with --save the final stage is kernel; --query uses
 DPCATE's public rule (auto) unless --final kernel is given: then it answers from the estimator --save publishes.
 Both print the stage they fitted. Missing values are refused as for ate (--fill-missing to fill them)."""
 
-def _add_cate_parsers(sub):
+# %% ../nbs/13_cli.ipynb #c57d1b12
+def _add_cate_job(sub):
+    "The `cate` sub-command: shared flags, its budget, what to release, its options."
     c = sub.add_parser("cate", help="private CATE (DP-CATE R/DR-learner) at query points, or a shareable function "
                        "file (kernel second stage)", epilog=_CATE_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -222,6 +230,10 @@ def _add_cate_parsers(sub):
                       "rule; the default with --query) or kernel (the stage --save publishes; the default with --save)")
     opts.add_argument("--propensity-clip", type=float, default=None, metavar="C",
                       help="clip the propensity to [C, 1-C] (default: DPCATE's rule)")
+
+# %% ../nbs/13_cli.ipynb #7e449707
+def _add_cate_eval(sub):
+    "The `cate-eval` sub-command."
     e = sub.add_parser("cate-eval", help="evaluate a saved shareable CATE function at points (no data, no budget)")
     e.add_argument("release", help=".npz file written by dp-causal cate --save")
     e.add_argument("--points", required=True, help="CSV of points (the release's covariate columns by name)")
@@ -230,6 +242,28 @@ def _add_cate_parsers(sub):
     e.add_argument("--json", action="store_true", help="print the values as JSON")
     e.add_argument("--expect-sha256", default=None, metavar="HEX", help="refuse the file unless its SHA-256 is HEX "
                    "(the hash its publisher posted; dp-causal cate --save prints it)")
+
+def _add_cate_parsers(sub):
+    "The `cate` and `cate-eval` sub-commands."
+    _add_cate_job(sub)
+    _add_cate_eval(sub)
+
+# %% ../nbs/13_cli.ipynb #e3cca5ca
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dp-causal", description="Differentially private causal inference (dp_causal_nb): "
+                "a private ATE or CATE from a CSV file.")
+    sub = p.add_subparsers(dest="command", metavar="{ate,cate,cate-eval,demo}")
+    a = sub.add_parser("ate", help="private average treatment effect from a CSV file (difference in means for a "
+                       "declared trial; AIPW with the cross-fitted design when covariate bounds are declared, else the "
+                       "fold ensemble)", epilog=_ATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_common(a, "ate")
+    _add_ate_budget(a)
+    _add_ate_options(a)
+    _add_cate_parsers(sub)
+    d = sub.add_parser("demo", help="run the main job on NHEFS (or a synthetic dataset) for several epsilon")
+    d.add_argument("--seed", type=int, default=0, help="random seed: splits and noise repeat (default 0)")
+    d.add_argument("--synthetic", action="store_true", help="use the synthetic dataset even if causaldata is installed")
+    return p
 
 # %% ../nbs/13_cli.ipynb #be0a9379
 def _x_bounds(text:str, d:int):
@@ -244,7 +278,7 @@ def _x_bounds(text:str, d:int):
     lo, hi = np.array(pairs, float).T
     return lo, hi
 
-# %% ../nbs/13_cli.ipynb #3de03b9f
+# %% ../nbs/13_cli.ipynb #1338920d
 def _load_schema(args):
     "The public schema of `--schema` (None without it); an inferred schema is refused."
     if getattr(args, "schema", None) is None: return None
@@ -259,6 +293,7 @@ def _load_schema(args):
         raise CLIError("give either --schema or --x-bounds (both declare the covariate bounds)")
     return sch
 
+# %% ../nbs/13_cli.ipynb #942650dd
 def _covariate_names(args, schema) -> list:
     "Covariate columns: the schema's, or --covariates (they must agree when both are given)."
     given = [c.strip() for c in args.covariates.split(",") if c.strip()]
@@ -276,6 +311,7 @@ def _declared(args, covs, schema):
     lo, hi = _x_bounds(args.x_bounds, len(covs))
     return Schema({c: (float(a), float(b)) for c, a, b in zip(covs, lo, hi)})
 
+# %% ../nbs/13_cli.ipynb #0b19545b
 def _refuse_missing(data:dict, schema):
     "The default missing-value rule on a declared path: refuse a missing (or, in a numeric column, non-numeric) cell."
     from dp_causal_nb.schema import NumericColumn
@@ -289,6 +325,7 @@ def _refuse_missing(data:dict, schema):
             except ValueError: raise CLIError(f"column {c!r} has non-numeric values; {hint}") from None
             if any(v != v for v in vals): raise CLIError(f"column {c!r} has missing values (NaN); {hint}")
 
+# %% ../nbs/13_cli.ipynb #11e9cc6c
 def _encode(data:dict, covs:list, schema):
     "(X, encoded x bounds or None, feature names): the schema's public encoding, or the numeric columns as they are."
     if not covs: return None, None, []
@@ -313,7 +350,7 @@ def _query_points(path, covs, schema):
     num = [isinstance(schema.columns[c], NumericColumn) for c in covs]
     return X, [[_shown(v, k) for v, k in zip(r, num)] for r in zip(*(q[c] for c in covs))]
 
-# %% ../nbs/13_cli.ipynb #12e80803
+# %% ../nbs/13_cli.ipynb #63d2c1cf
 _T_HINT = ("; code it 1 = treated, 0 = control before the analysis (a yes/no or True/False column in pandas: "
            "df[col] = (df[col] == 'yes').astype(int))")
 
@@ -327,6 +364,7 @@ def _treatment(cells:list, name:str) -> np.ndarray:
         raise CLIError(f"treatment column {name!r}: T must be binary with values in {{0, 1}}{_T_HINT}{_NOT_SHOWN}")
     return t
 
+# %% ../nbs/13_cli.ipynb #ec22e62c
 @dataclass(frozen=True)
 class JobData:
     "A job's checked inputs: outcome, treatment, encoded covariates and their public declaration."
@@ -339,6 +377,27 @@ class JobData:
     outcome_bounds: tuple
     schema: object       # the --schema the user gave (None otherwise): cate --save stores it for cate-eval
 
+# %% ../nbs/13_cli.ipynb #ecc2bab8
+def _checked_outcome(Y, bounds, args):
+    "The outcome under its declared bounds: clipped with `--clip`, else refused when a value lies outside."
+    if args.clip: return np.clip(Y, *bounds)             # what the estimators' out_of_bounds="clip" does (silently)
+    if bounds[0] < bounds[1] and np.any((Y < bounds[0]) | (Y > bounds[1])):
+        raise CLIError(f"outcome column {args.outcome!r} has values outside the declared public bounds "
+                       f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip{_NOT_SHOWN}")
+    return Y
+
+def _checked_covariates(X, xb, args):
+    "The covariates under their declared bounds (clipped or refused), or finite when no bounds are declared."
+    if X is not None and xb is not None:
+        if args.clip: X = np.clip(X, *xb)
+        elif np.any((X < xb[0]) | (X > xb[1])):
+            raise CLIError("covariates have values outside the declared --x-bounds or --schema; widen them or pass "
+                           f"--clip{_NOT_SHOWN}")
+    elif X is not None and not np.all(np.isfinite(X)):          # no declared bounds: the domain is the finite reals
+        raise CLIError(f"covariates have infinite values; declare --x-bounds or --schema{_NOT_SHOWN}")
+    return X
+
+# %% ../nbs/13_cli.ipynb #0a100a08
 def read_job(args) -> JobData:
     "Read and check the columns of an `ate` or `cate` job (public inputs first, then the file; nothing charged)."
     schema = _load_schema(args)
@@ -353,21 +412,11 @@ def read_job(args) -> JobData:
     T = _treatment(data[args.treatment], args.treatment)
     if declared is not None and not args.fill_missing: _refuse_missing(data, declared)
     X, xb, feats = _encode(data, covs, declared)
-    Y = data[args.outcome]
-    if args.clip: Y = np.clip(Y, *bounds)             # what the estimators' out_of_bounds="clip" does (silently)
-    elif bounds[0] < bounds[1] and np.any((Y < bounds[0]) | (Y > bounds[1])):
-        raise CLIError(f"outcome column {args.outcome!r} has values outside the declared public bounds "
-                       f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip{_NOT_SHOWN}")
-    if X is not None and xb is not None:
-        if args.clip: X = np.clip(X, *xb)
-        elif np.any((X < xb[0]) | (X > xb[1])):
-            raise CLIError("covariates have values outside the declared --x-bounds or --schema; widen them or pass "
-                           f"--clip{_NOT_SHOWN}")
-    elif X is not None and not np.all(np.isfinite(X)):          # no declared bounds: the domain is the finite reals
-        raise CLIError(f"covariates have infinite values; declare --x-bounds or --schema{_NOT_SHOWN}")
+    Y = _checked_outcome(data[args.outcome], bounds, args)
+    X = _checked_covariates(X, xb, args)
     return JobData(Y, T, X, xb, covs, feats, bounds, schema)
 
-# %% ../nbs/13_cli.ipynb #60b1688e
+# %% ../nbs/13_cli.ipynb #f85a3151
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     if args.epsilon is not None and args.delta is None:
@@ -391,6 +440,21 @@ def run_ate(args) -> dict:
             "notes": [l[len("note: "):] for l in m.summary().splitlines() if l.startswith("note: ")],
             "sensitivity": None if m.randomized else m.sensitivity().to_dict()}   # post-processing, free
 
+# %% ../nbs/13_cli.ipynb #7f1568cf
+def _release_notes(r:dict) -> str:
+    "The release's notes as text lines: the estimator's notes, then the sensitivity analysis of the released numbers."
+    notes = "".join(f"\n  note: {t}" for t in r.get("notes", []))
+    sens = r.get("sensitivity")
+    if sens:                                  # unmeasured confounding (notebook 07c), from the released numbers only
+        e, rv = sens["e_value"], sens.get("robustness")
+        notes += (f"\n  {'sensitivity':<21} E-value {e['e_value']:.3g} (interval limit {e['e_value_limit']:.3g})"
+                  if e.get("e_value_limit") is not None else f"\n  {'sensitivity':<21} E-value {e['e_value']:.3g}")
+        if rv:
+            notes += (f"; robustness value {100 * rv['rv_q']:.3g}% "
+                      f"({100 * rv['rv_q_alpha']:.3g}% at α = {rv['alpha']:g})")
+    return notes
+
+# %% ../nbs/13_cli.ipynb #f430ee76
 def format_release(r:dict) -> str:
     "The release as text: estimate, interval, noise SD, budget, and the estimator's notes (all public or noised)."
     private = not np.isinf(r["epsilon"])
@@ -403,15 +467,7 @@ def format_release(r:dict) -> str:
     how = {"fold": f"K={r['n_folds']} folds", "none": "no nuisance models",
            "crossfit": "2 folds, each scored by the other's models"}.get(design) or (
         "split " + "/".join(map(str, r["split_sizes"])) + " " + parts)
-    notes = "".join(f"\n  note: {t}" for t in r.get("notes", []))
-    sens = r.get("sensitivity")
-    if sens:                                  # unmeasured confounding (notebook 07c), from the released numbers only
-        e, rv = sens["e_value"], sens.get("robustness")
-        notes += (f"\n  {'sensitivity':<21} E-value {e['e_value']:.3g} (interval limit {e['e_value_limit']:.3g})"
-                  if e.get("e_value_limit") is not None else f"\n  {'sensitivity':<21} E-value {e['e_value']:.3g}")
-        if rv:
-            notes += (f"; robustness value {100 * rv['rv_q']:.3g}% "
-                      f"({100 * rv['rv_q_alpha']:.3g}% at α = {rv['alpha']:g})")
+    notes = _release_notes(r)
     what = "difference in means" if design == "none" else {"crossfit": "cross-fitted"}.get(design, design) + " design"
     ci = ("not released" if r["conf_int_95"] is None
           else "[{:.6g}, {:.6g}]".format(*r["conf_int_95"]))
@@ -422,7 +478,7 @@ def format_release(r:dict) -> str:
             f"  {'noise SD':<21} {r.get('sigma1', 0.0):.4g}\n"
             f"  {'privacy spent':<21} {priv}{notes}")
 
-# %% ../nbs/13_cli.ipynb #8c81aae4
+# %% ../nbs/13_cli.ipynb #13a9c1b0
 def _demo_data(synthetic:bool, seed:int):
     if not synthetic:
         try:
@@ -438,6 +494,7 @@ def _demo_data(synthetic:bool, seed:int):
             f"--synthetic): n={len(ds)}, 20 covariates, true ATE {ds.ate:.4f}", ds.X, ds.T, ds.Y, ds.outcome_bounds,
             (-5.0, 5.0), ds.propensity_clip, ds.ate)
 
+# %% ../nbs/13_cli.ipynb #57b65362
 def _needed_n(bound_half, clip, epsilon, delta, target_sd):
     "Public arithmetic: the n at which the split-design AIPW noise SD σ₁ = √C/(m μ₁) (m = 0.4 n) reaches target_sd."
     from dp_causal_nb.ate import sensitivity_constant
@@ -448,6 +505,19 @@ def _needed_n(bound_half, clip, epsilon, delta, target_sd):
 def _cell(m):
     return f"{m.ate_:9.3f} [{m.conf_int_[0]:9.3f}, {m.conf_int_[1]:9.3f}]{'*' if m.clamped_ else ' '}"
 
+# %% ../nbs/13_cli.ipynb #dccd4e7d
+def _demo_rows(X, T, Y, bounds, xb, clip, seed:int, out):
+    "Print the demo's rows: for each ε, the split-design and the fold-design estimates with their intervals."
+    from dp_causal_nb.ate import DPATE
+    for i, eps in enumerate((np.inf, 16.0, 4.0, 1.0)):
+        kw = dict(epsilon=eps, delta=1e-6, outcome_bounds=bounds, propensity_clip=clip, random_state=seed + i)
+        ms = DPATE("aipw", design="split", x_bounds=xb, **kw).fit(Y, T, X=X)
+        # independent noise
+        mf = DPATE("aipw", design="fold", **{**kw, "random_state": seed + 100 + i}).fit(Y, T, X=X)
+        label = "inf (NON-private)" if np.isinf(eps) else f"{eps:g}"
+        print(f"{label:>17} | {_cell(ms):>39} | {_cell(mf):>41}", file=out)
+
+# %% ../nbs/13_cli.ipynb #87573938
 def run_demo(args, out=None):
     "Run `dp-causal demo`: private AIPW estimates with both designs for several ε (δ = 1e-6), and what n buys."
     out = sys.stdout if out is None else out
@@ -461,14 +531,7 @@ def run_demo(args, out=None):
           "noise can be removed, so a real release (dp-causal ate without --seed) draws fresh OS entropy.", file=out)
     print(f"{'epsilon':>17} | {'split design: DP nuisances, noise ~1/n':>39} | "
           f"{'fold design: any models, noise ~1/sqrt(n)':>41}", file=out)
-    from dp_causal_nb.ate import DPATE
-    for i, eps in enumerate((np.inf, 16.0, 4.0, 1.0)):
-        kw = dict(epsilon=eps, delta=1e-6, outcome_bounds=bounds, propensity_clip=clip, random_state=args.seed + i)
-        ms = DPATE("aipw", design="split", x_bounds=xb, **kw).fit(Y, T, X=X)
-        # independent noise
-        mf = DPATE("aipw", design="fold", **{**kw, "random_state": args.seed + 100 + i}).fit(Y, T, X=X)
-        label = "inf (NON-private)" if np.isinf(eps) else f"{eps:g}"
-        print(f"{label:>17} | {_cell(ms):>39} | {_cell(mf):>41}", file=out)
+    _demo_rows(X, T, Y, bounds, xb, clip, args.seed, out)
     if truth is not None: print(f"true ATE: {truth:.4f}", file=out)
     need = {e: _needed_n(B, clip, e, 1e-6, B / 50) for e in (1.0, 4.0, 16.0)}
     print(f"What n buys (public arithmetic, split design, AIPW, at the worst-case score range): a privacy-noise SD of "
@@ -477,7 +540,7 @@ def run_demo(args, out=None):
           f"; this data set has n={len(Y):,}. Clipping the scores where they lie (notebook 11, Theorem 2b) usually "
           "does much better. The interval is wider than the noise SD: it also covers the sampling error.", file=out)
 
-# %% ../nbs/13_cli.ipynb #14e0d681
+# %% ../nbs/13_cli.ipynb #ecbc5f52
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     "Print only warnings about PUBLIC inputs (PrivacyLeakWarning, e.g. δ ≥ 1/n); drop data-dependent ones."
     if issubclass(category, PrivacyLeakWarning):
@@ -495,6 +558,7 @@ def _join_negative_values(argv):
         else: out.append(a)
     return out
 
+# %% ../nbs/13_cli.ipynb #c632d292
 def json_ready(r):
     """Typed, strict JSON values: numbers stay numbers (NumPy scalars unwrapped), None is null, and ±inf (the ε and μ of
     a non-private run, which also says `"private": false`) is null, since strict JSON has no Infinity."""
@@ -510,20 +574,7 @@ def _closed_pipe() -> int:
     except (AttributeError, OSError, ValueError): pass      # an in-memory stdout (tests): nothing to redirect
     return 141
 
-def main(argv=None) -> int:
-    "Entry point of `dp-causal`; returns the exit status (0 ok, 2 error, 141 when the reader closed the pipe)."
-    parser = build_parser()
-    argv = _join_negative_values(sys.argv[1:] if argv is None else list(argv))
-    with warnings.catch_warnings():   # the whole job under one filter: PYTHONWARNINGS=error cannot change the exit code
-        warnings.simplefilter("ignore")
-        warnings.simplefilter("always", PrivacyLeakWarning)
-        warnings.showwarning = _one_line_warning
-        code = _main(parser, argv)
-    try: sys.stdout.flush()              # a closed pipe shows here, not as a message at interpreter exit
-    except BrokenPipeError: return _closed_pipe()
-    except (AttributeError, ValueError): pass
-    return code
-
+# %% ../nbs/13_cli.ipynb #a1206f10
 def _run_command(args):
     "Run the parsed job and print its result."
     if args.command == "ate":
@@ -534,6 +585,7 @@ def _run_command(args):
         print(json.dumps(json_ready(r), indent=2, allow_nan=False) if args.json else format_cate(r))
     else: run_demo(args)
 
+# %% ../nbs/13_cli.ipynb #1c4ff7c4
 def _main(parser, argv) -> int:
     try:
         args = parser.parse_args(argv)
@@ -553,7 +605,22 @@ def _main(parser, argv) -> int:
         print(f"dp-causal: error: internal error ({type(e).__name__}); no details are printed", file=sys.stderr)
         return 2
 
-# %% ../nbs/13_cli.ipynb #23fd7053
+# %% ../nbs/13_cli.ipynb #07fc3015
+def main(argv=None) -> int:
+    "Entry point of `dp-causal`; returns the exit status (0 ok, 2 error, 141 when the reader closed the pipe)."
+    parser = build_parser()
+    argv = _join_negative_values(sys.argv[1:] if argv is None else list(argv))
+    with warnings.catch_warnings():   # the whole job under one filter: PYTHONWARNINGS=error cannot change the exit code
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        warnings.showwarning = _one_line_warning
+        code = _main(parser, argv)
+    try: sys.stdout.flush()              # a closed pipe shows here, not as a message at interpreter exit
+    except BrokenPipeError: return _closed_pipe()
+    except (AttributeError, ValueError): pass
+    return code
+
+# %% ../nbs/13_cli.ipynb #5189560a
 def _label(epsilon, delta) -> str:
     from dp_causal_nb.functional import _privacy_label   # the label a saved function stores, recomputed when loaded
     return _privacy_label(epsilon, delta)
@@ -566,6 +633,7 @@ def cate_final(args) -> str:
                        "--final")
     return final
 
+# %% ../nbs/13_cli.ipynb #39fdf257
 def cate_estimator(args, job:JobData):
     "The estimator of `cate --query` and `cate --save`: DPCATE with the command's inputs and `cate_final`."
     from dp_causal_nb.cate import DPCATE
@@ -578,6 +646,7 @@ def _stage(est) -> dict:
     num = lambda v: None if v is None else float(v)
     return dict(final=est.final_, learner=est.learner, lam=num(est.lam_), propensity_clip=num(est.kappa_))
 
+# %% ../nbs/13_cli.ipynb #9298daab
 def run_cate(args) -> dict:
     "Run `dp-causal cate`; returns the release as a dict (public inputs, query points and released numbers only)."
     if args.out is not None and args.query is None:
@@ -632,13 +701,14 @@ def _write_points(path, covs, Q, vals, lo, hi):
     except OSError as e: raise CLIError(f"cannot write {path!r}: {e.strerror or e}") from None
     return path
 
-# %% ../nbs/13_cli.ipynb #6f294aa3
+# %% ../nbs/13_cli.ipynb #3b3370dc
 def _noise_note(sd:float, vals) -> list:
     "The note `DPCATE.summary` gives, for the saved function: noise sd against the spread of the released values."
     spread = float(np.std(vals))
     return [] if sd <= spread else [f"the privacy noise (sd {sd:.3g} per point) is at least the spread of the released "
                                     f"CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise"]
 
+# %% ../nbs/13_cli.ipynb #b7f05ab3
 def _file_sha256(path, expected) -> str:
     "The file's SHA-256; a CLIError when `expected` (`--expect-sha256`) is given and differs."
     from dp_causal_nb.release_format import release_sha256
@@ -651,6 +721,14 @@ def _file_sha256(path, expected) -> str:
                        "this is not the file that was published; nothing was evaluated")
     return digest
 
+# %% ../nbs/13_cli.ipynb #fe628fb8
+def _release_schema(info:dict):
+    "The public schema a saved function stores (its points are encoded with it), or None."
+    if "schema" not in info: return None
+    from dp_causal_nb.schema import Schema
+    return Schema.from_dict(info["schema"])
+
+# %% ../nbs/13_cli.ipynb #b2258b32
 def run_cate_eval(args) -> dict:
     "Run `dp-causal cate-eval`: evaluate a saved shareable CATE function at the points of a CSV (post-processing)."
     from dp_causal_nb.functional import SharedCATEFunction
@@ -666,11 +744,7 @@ def run_cate_eval(args) -> dict:
         raise CLIError(f"{args.release}: not written by 'dp-causal cate --save' (covariate names or bounds missing)")
     a = float(args.alpha)
     if not 0 < a < 1: raise CLIError(f"--alpha must lie in (0, 1), got {a:g}")
-    schema = None
-    if "schema" in info:
-        from dp_causal_nb.schema import Schema
-        schema = Schema.from_dict(info["schema"])
-    Q, shown = _query_points(args.points, covs, schema)
+    Q, shown = _query_points(args.points, covs, _release_schema(info))
     c = clamp_to_feasible(g.raw(Q), bounds, ndtri(1 - a / 2) * sd)     # the library's one clamping rule
     vals, lo, hi = c.value, c.lower, c.upper
     return dict(job="cate-eval", release=args.release, sha256=digest, sha256_checked=args.expect_sha256 is not None,
@@ -680,19 +754,35 @@ def run_cate_eval(args) -> dict:
                 feasible_range=list(c.feasible), noise_sd_point=sd, notes=_noise_note(sd, vals),
                 out=_write_points(args.out, covs, shown, vals, lo, hi))
 
-# %% ../nbs/13_cli.ipynb #0002b559
+# %% ../nbs/13_cli.ipynb #08229432
+def _cate_head(r:dict) -> str:
+    "The first line(s) of a CATE release: the estimator and its guarantee, or the file evaluated and its hash."
+    if r["job"] == "cate":
+        return (f"DP-CATE ({r['learner']}-learner, {r['final']} second stage) of {r['outcome']} on {r['treatment']} "
+                f"given {', '.join(r['covariates'])}: "
+                f"n={r['n']}, privacy {r['privacy']}")
+    check = "matches --expect-sha256" if r["sha256_checked"] else "compare it with the hash the publisher posted"
+    return (f"shareable CATE function {r['release']} ({r['privacy']}), evaluated without the data (no budget "
+            f"spent)\n  SHA-256 {r['sha256']} ({check})")
+
+# %% ../nbs/13_cli.ipynb #02bd47a0
+def _point_lines(r:dict) -> list:
+    "The header and one line per public point: its coordinates, the CATE and its interval (clamped ones marked *)."
+    lines = ["  " + "".join(f"{c:>12}" for c in r["covariates"]) + f"{'CATE':>12}{'lower':>12}{'upper':>12}"]
+    R = r["feasible_range"][1]
+    flags = r.get("clamped_points") or [max(abs(v), abs(a), abs(b)) >= R
+                                        for v, a, b in zip(r["cate"], r["lower"], r["upper"])]
+    for q, v, a, b, f in zip(r["points"], r["cate"], r["lower"], r["upper"], flags):
+        star = "*" if f else " "
+        lines.append("  " + "".join(f"{x:12.4g}" if isinstance(x, float) else f"{str(x):>12}" for x in q)
+                     + f"{v:12.4g}{a:12.4g}{b:12.4g}{star}")
+    return lines
+
+# %% ../nbs/13_cli.ipynb #3911bd43
 def format_cate(r:dict) -> str:
     "The CATE release as text (public inputs, public query points and released numbers only)."
     lvl = f"{100 * (1 - r['alpha']):g}%" if "alpha" in r else ""
-    covs = r["covariates"]
-    if r["job"] == "cate":
-        head = (f"DP-CATE ({r['learner']}-learner, {r['final']} second stage) of {r['outcome']} on {r['treatment']} "
-                f"given {', '.join(covs)}: "
-                f"n={r['n']}, privacy {r['privacy']}")
-    else:
-        check = "matches --expect-sha256" if r["sha256_checked"] else "compare it with the hash the publisher posted"
-        head = (f"shareable CATE function {r['release']} ({r['privacy']}), evaluated without the data (no budget "
-                f"spent)\n  SHA-256 {r['sha256']} ({check})")
+    head = _cate_head(r)
     if "saved" in r:
         return (f"{head}\n  wrote the shareable function to {r['saved']}: {r['n_features']} public random features, "
                 f"noised coefficients, no training record (publishable)\n  privacy-noise sd at every point "
@@ -704,15 +794,7 @@ def format_cate(r:dict) -> str:
              f"[{r['feasible_range'][0]:g}, {r['feasible_range'][1]:g}] are marked * (an interval beyond the range "
              "becomes that side of it, never a zero-width certainty)"]
     if r.get("out"): lines.append(f"  wrote {len(r['cate'])} rows to {r['out']}")
-    else:
-        lines.append("  " + "".join(f"{c:>12}" for c in covs) + f"{'CATE':>12}{'lower':>12}{'upper':>12}")
-        R = r["feasible_range"][1]
-        flags = r.get("clamped_points") or [max(abs(v), abs(a), abs(b)) >= R
-                                            for v, a, b in zip(r["cate"], r["lower"], r["upper"])]
-        for q, v, a, b, f in zip(r["points"], r["cate"], r["lower"], r["upper"], flags):
-            star = "*" if f else " "
-            lines.append("  " + "".join(f"{x:12.4g}" if isinstance(x, float) else f"{str(x):>12}" for x in q)
-                         + f"{v:12.4g}{a:12.4g}{b:12.4g}{star}")
+    else: lines += _point_lines(r)
     if "ate" in r:
         lines.append(f"  average over the {len(r['cate'])} points: {r['ate']:.4g} [{r['ate_interval'][0]:.4g}, "
                      f"{r['ate_interval'][1]:.4g}]")

@@ -31,11 +31,12 @@ def in_test() -> bool:
     "True when running under `nbdev_test` (env `IN_TEST` set) or pytest."
     return bool(os.environ.get("IN_TEST")) or "PYTEST_CURRENT_TEST" in os.environ
 
-# %% ../nbs/00_core.ipynb #29b2e4d3
+# %% ../nbs/00_core.ipynb #bb044edd
 def _is_real(x) -> bool:
     return (isinstance(x, numbers.Real) and not isinstance(x, bool)
             or (isinstance(x, np.ndarray) and x.ndim == 0 and np.issubdtype(x.dtype, np.number)))
 
+# %% ../nbs/00_core.ipynb #23cddb4b
 def check_scalar(value, name:str, *, low=None, high=None, low_inclusive=False, high_inclusive=False,
                  allow_inf=False) -> float:
     "Validate a real scalar `value` (called `name` in errors) against an interval; return it as a float."
@@ -53,11 +54,12 @@ def check_scalar(value, name:str, *, low=None, high=None, low_inclusive=False, h
         raise ValueError(f"{name} must lie in {lb}, {hb}, got {v}")
     return v
 
-# %% ../nbs/00_core.ipynb #2005c827
+# %% ../nbs/00_core.ipynb #24f35a50
 def is_private(epsilon) -> bool:
     "Whether `epsilon` asks for a private release (`np.inf` means non-private)."
     return not np.isinf(float(epsilon))
 
+# %% ../nbs/00_core.ipynb #2defe3a2
 def check_epsilon_delta(epsilon, delta=0.0, *, n:int|None=None, require_delta:bool=False):
     "Validate privacy parameters; returns `(epsilon, delta)` as floats. `n`: dataset size, for the δ ≥ 1/n warning."
     eps = check_scalar(epsilon, "epsilon", low=0, allow_inf=True)
@@ -84,7 +86,7 @@ def check_random_state(random_state=None) -> np.random.Generator:
     raise TypeError("random_state must be None, a non-negative int, a np.random.SeedSequence or a "
                     f"np.random.Generator, got {type(random_state).__name__}")
 
-# %% ../nbs/00_core.ipynb #775ae9c8
+# %% ../nbs/00_core.ipynb #e47b58b6
 _REPRODUCIBLE = contextvars.ContextVar("dp_causal_nb_reproducible_noise", default=False)
 
 @contextlib.contextmanager
@@ -106,6 +108,7 @@ def carry_noise_policy(fn):
     "`fn` bound to the caller's noise policy, for a worker process (joblib, Dask) that does not share the context."
     return functools.partial(_call_with_noise_policy, _REPRODUCIBLE.get(), fn)
 
+# %% ../nbs/00_core.ipynb #6136cbb3
 def _root_seed_sequence(random_state) -> np.random.SeedSequence:
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(random_state.integers(0, 2**63, size=4).tolist())   # advances the generator
@@ -120,12 +123,13 @@ def spawn_generators(random_state, n:int) -> list:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     return [np.random.default_rng(c) for c in _root_seed_sequence(random_state).spawn(int(n))]
 
-# %% ../nbs/00_core.ipynb #a2670c2d
+# %% ../nbs/00_core.ipynb #cb62aecc
 def _float_or_inf(v) -> float:
     "float(v), or ±inf for a number too large for a float (never an exception that depends on one cell's size)."
     try: return float(v)
     except OverflowError: return math.inf if v > 0 else -math.inf
 
+# %% ../nbs/00_core.ipynb #17183eb4
 def check_array(a, name:str, *, ndim:int|None=None, finite:bool|str=True, dtype=float) -> np.ndarray:
     """Convert `a` to a numpy array of `dtype`; check its dimension and that every entry is finite (`finite=True`), or
     only that none is NaN (`finite="no_nan"`: ±inf is then an out-of-bounds value for a bounds check to refuse or clip,
@@ -150,6 +154,7 @@ def check_array(a, name:str, *, ndim:int|None=None, finite:bool|str=True, dtype=
                          "a private analysis")
     return arr
 
+# %% ../nbs/00_core.ipynb #7efa88ee
 def check_consistent_length(**arrays) -> int:
     "All arrays have the same number of rows; returns it."
     ns = {k: len(v) for k, v in arrays.items() if v is not None}
@@ -164,7 +169,7 @@ def check_binary_treatment(T, name:str="T") -> np.ndarray:
         raise ValueError(f"{name} must be binary with values in {{0, 1}}; it has other values")
     return t.astype(int)
 
-# %% ../nbs/00_core.ipynb #04f738b5
+# %% ../nbs/00_core.ipynb #83d6f7f6
 MAX_BOUND = 1e100   # public limit on declared bounds: squares and sums of n squares stay far from float overflow
 MIN_WIDTH = 1e-100  # public limit on a declared range's width: its square and its constants stay normal floats
 
@@ -189,6 +194,7 @@ def check_bounds(bounds, name:str, n_features:int|None=None):
                          "narrower ones make the sensitivity constants lose precision")
     return lo, hi
 
+# %% ../nbs/00_core.ipynb #cd337a02
 def check_in_bounds(a, bounds, name:str, *, action:str="raise", warn:bool=False):
     """Enforce public `bounds` on `a`: `action='raise'` refuses values outside, `'clip'` clips (no data-dependent
     warning)."""
@@ -207,6 +213,7 @@ def check_in_bounds(a, bounds, name:str, *, action:str="raise", warn:bool=False)
                       "publish)", DPDomainWarning, stacklevel=2)
     return np.clip(a, lo, hi)
 
+# %% ../nbs/00_core.ipynb #e9cf5a3a
 def infer_bounds(a, name:str="data"):
     "Data-derived bounds (min, max per column). NOT private: emits `PrivacyLeakWarning`."
     warnings.warn(f"bounds of {name} inferred from the data: the release is not differentially private; "
@@ -214,10 +221,30 @@ def infer_bounds(a, name:str="data"):
     a = np.asarray(a, dtype=float)
     return (a.min(axis=0), a.max(axis=0))
 
-# %% ../nbs/00_core.ipynb #71ff103c
+# %% ../nbs/00_core.ipynb #4ed4d7d2
 _TINY = np.finfo(float).tiny   # the smallest normal float64: a non-zero value below it in size is subnormal
 _ACTIONS = ("raise", "clip", "keep")
 
+def _special_cells(arr, name:str, bounds, fill) -> np.ndarray:
+    "NaN → `fill` (or refused), ±inf → the finite out-of-bounds value (or refused), a subnormal → 0; no float event."
+    with np.errstate(all="ignore"):          # no floating-point event, whatever the cells and the user's np.seterr
+        missing = np.isnan(arr)
+        if missing.any():
+            if fill is None:
+                raise ValueError(f"{name} contains NaN values; drop or impute them with a public rule (or declare a "
+                                 "schema with a fill value) before a private analysis")
+            arr = np.where(missing, np.asarray(fill, dtype=float), arr)
+        if np.isinf(arr).any():
+            if bounds is None:
+                raise ValueError(f"{name} contains infinite values; declare public bounds (an infinite value is then "
+                                 "out of bounds, refused or clipped like any other) or drop them with a public rule")
+            lo, hi = (np.asarray(b, dtype=float) for b in bounds)
+            arr = np.where(arr == np.inf, hi + (hi - lo), np.where(arr == -np.inf, lo - (hi - lo), arr))
+        subnormal = (arr > -_TINY) & (arr < _TINY) & (arr != 0)
+        if subnormal.any(): arr = np.where(subnormal, 0.0, arr)   # a copy only when needed: the caller's array stays
+    return arr
+
+# %% ../nbs/00_core.ipynb #1a8b3ad9
 def clean_cells(a, name:str, bounds=None, *, action:str="clip", fill=None, ndim:int|None=None) -> np.ndarray:
     """The library's one input policy for raw data cells (the table below): the same map for every estimator and path.
 
@@ -245,22 +272,7 @@ def clean_cells(a, name:str, bounds=None, *, action:str="clip", fill=None, ndim:
     array([ 0.5,  1. , -1. ,  0. ])
     """
     if action not in _ACTIONS: raise ValueError(f"action must be one of {_ACTIONS}, got {action!r}")
-    arr = check_array(a, name, ndim=ndim, finite=False)
-    with np.errstate(all="ignore"):          # no floating-point event, whatever the cells and the user's np.seterr
-        missing = np.isnan(arr)
-        if missing.any():
-            if fill is None:
-                raise ValueError(f"{name} contains NaN values; drop or impute them with a public rule (or declare a "
-                                 "schema with a fill value) before a private analysis")
-            arr = np.where(missing, np.asarray(fill, dtype=float), arr)
-        if np.isinf(arr).any():
-            if bounds is None:
-                raise ValueError(f"{name} contains infinite values; declare public bounds (an infinite value is then "
-                                 "out of bounds, refused or clipped like any other) or drop them with a public rule")
-            lo, hi = (np.asarray(b, dtype=float) for b in bounds)
-            arr = np.where(arr == np.inf, hi + (hi - lo), np.where(arr == -np.inf, lo - (hi - lo), arr))
-        subnormal = (arr > -_TINY) & (arr < _TINY) & (arr != 0)
-        if subnormal.any(): arr = np.where(subnormal, 0.0, arr)   # a copy only when needed: the caller's array stays
+    arr = _special_cells(check_array(a, name, ndim=ndim, finite=False), name, bounds, fill)
     if bounds is None or action == "keep": return arr
     return check_in_bounds(arr, bounds, name, action=action)
 
@@ -290,7 +302,7 @@ def method_of(cls, name:str, kind=None):
         return fn
     return attach
 
-# %% ../nbs/00_core.ipynb #3cabb701
+# %% ../nbs/00_core.ipynb #0a55dea3
 class PublicWarning(UserWarning):
     "A warning about public inputs only (a parameter choice): the same on every dataset, so `release_guard` shows it."
 
@@ -308,6 +320,7 @@ def _public_filters(filters) -> list:
         out.append(("default", None, cat, None, 0))
     return out
 
+# %% ../nbs/00_core.ipynb #6508f98d
 @contextlib.contextmanager
 def release_guard():
     "Run a private fit or release: no floating-point event raises, no data-dependent warning shows (public ones do)."
@@ -337,59 +350,13 @@ def bounded_predictions(predict, n:int, lo, hi, fill:float) -> np.ndarray:
     except Exception: v = np.full(n, float(fill))
     return np.clip(np.where(np.isnan(v), fill, v), lo, hi)
 
-# %% ../nbs/00_core.ipynb #8adb3b6f
+# %% ../nbs/00_core.ipynb #9f1f82c9
 _PARAM_NAMES = {}                  # class -> (its __init__, sorted parameter names)
 
 class EstimatorBase:
     """scikit-learn's estimator protocol (`get_params`, `set_params`, `clone`; repr, notebook display and tags computed
     by scikit-learn when asked for) without importing scikit-learn."""
     _sklearn_mixin = None          # "ClassifierMixin" or "RegressorMixin": the scikit-learn mixin whose tags apply
-
-    @classmethod
-    def _get_param_names(cls):
-        """The `__init__` parameter names, sorted (as scikit-learn's `BaseEstimator._get_param_names`); read from the
-        signature once per class and `__init__` (`inspect.signature` is slow, and fits call `get_params` often)."""
-        init = cls.__init__
-        known = _PARAM_NAMES.get(cls)
-        if known is not None and known[0] is init: return list(known[1])
-        if init is object.__init__: return []
-        params = [p for p in inspect.signature(init).parameters.values()
-                  if p.name != "self" and p.kind != p.VAR_KEYWORD]
-        for p in params:
-            if p.kind == p.VAR_POSITIONAL:
-                raise RuntimeError("scikit-learn estimators should always specify their parameters in the signature "
-                                   f"of their __init__ (no varargs). {cls} with constructor {inspect.signature(init)} "
-                                   "doesn't  follow this convention.")
-        names = tuple(sorted(p.name for p in params))
-        _PARAM_NAMES[cls] = (init, names)
-        return list(names)
-
-    def get_params(self, deep:bool=True) -> dict:
-        "Parameter names mapped to their values; `deep=True` adds those of contained estimators as `name__param`."
-        out = {}
-        for key in self._get_param_names():
-            value = getattr(self, key)
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                out.update((key + "__" + k, val) for k, val in value.get_params().items())
-            out[key] = value
-        return out
-
-    def set_params(self, **params):
-        "Set parameters (nested ones as `name__param`); returns the estimator."
-        if not params: return self
-        valid = self.get_params(deep=True)
-        nested = defaultdict(dict)
-        for key, value in params.items():
-            key, delim, sub_key = key.partition("__")
-            if key not in valid:
-                raise ValueError(f"Invalid parameter {key!r} for estimator {self}. "
-                                 f"Valid parameters are: {self._get_param_names()!r}.")
-            if delim: nested[key][sub_key] = value
-            else:
-                setattr(self, key, value)
-                valid[key] = value
-        for key, sub_params in nested.items(): valid[key].set_params(**sub_params)
-        return self
 
     def __sklearn_clone__(self): return _clone_parametrized(self)
 
@@ -413,7 +380,58 @@ class EstimatorBase:
 
     def __sklearn_tags__(self): return _sklearn_view(self).__sklearn_tags__()
 
+# %% ../nbs/00_core.ipynb #38fb76c1
+@method_of(EstimatorBase, "_get_param_names", classmethod)
+def _estimator_param_names(cls):
+    """The `__init__` parameter names, sorted (as scikit-learn's `BaseEstimator._get_param_names`); read from the
+    signature once per class and `__init__` (`inspect.signature` is slow, and fits call `get_params` often)."""
+    init = cls.__init__
+    known = _PARAM_NAMES.get(cls)
+    if known is not None and known[0] is init: return list(known[1])
+    if init is object.__init__: return []
+    params = [p for p in inspect.signature(init).parameters.values()
+              if p.name != "self" and p.kind != p.VAR_KEYWORD]
+    for p in params:
+        if p.kind == p.VAR_POSITIONAL:
+            raise RuntimeError("scikit-learn estimators should always specify their parameters in the signature "
+                               f"of their __init__ (no varargs). {cls} with constructor {inspect.signature(init)} "
+                               "doesn't  follow this convention.")
+    names = tuple(sorted(p.name for p in params))
+    _PARAM_NAMES[cls] = (init, names)
+    return list(names)
 
+# %% ../nbs/00_core.ipynb #7d9270ec
+@method_of(EstimatorBase, "get_params")
+def _estimator_get_params(self, deep:bool=True) -> dict:
+    "Parameter names mapped to their values; `deep=True` adds those of contained estimators as `name__param`."
+    out = {}
+    for key in self._get_param_names():
+        value = getattr(self, key)
+        if deep and hasattr(value, "get_params") and not isinstance(value, type):
+            out.update((key + "__" + k, val) for k, val in value.get_params().items())
+        out[key] = value
+    return out
+
+# %% ../nbs/00_core.ipynb #bb7fee49
+@method_of(EstimatorBase, "set_params")
+def _estimator_set_params(self, **params):
+    "Set parameters (nested ones as `name__param`); returns the estimator."
+    if not params: return self
+    valid = self.get_params(deep=True)
+    nested = defaultdict(dict)
+    for key, value in params.items():
+        key, delim, sub_key = key.partition("__")
+        if key not in valid:
+            raise ValueError(f"Invalid parameter {key!r} for estimator {self}. "
+                             f"Valid parameters are: {self._get_param_names()!r}.")
+        if delim: nested[key][sub_key] = value
+        else:
+            setattr(self, key, value)
+            valid[key] = value
+    for key, sub_params in nested.items(): valid[key].set_params(**sub_params)
+    return self
+
+# %% ../nbs/00_core.ipynb #62f48a19
 class ClassifierMixin:
     "scikit-learn's classifier conventions: classifier tags, and `score` is the mean accuracy."
     _sklearn_mixin = "ClassifierMixin"
@@ -433,7 +451,7 @@ class RegressorMixin:
         from sklearn.metrics import r2_score
         return r2_score(y, self.predict(X), sample_weight=sample_weight)
 
-
+# %% ../nbs/00_core.ipynb #510e0959
 _SKLEARN_VIEWS = {}
 
 def _sklearn_view(est):
@@ -452,7 +470,7 @@ def _sklearn_view(est):
         if isinstance(v, EstimatorBase): out.__dict__[k] = _sklearn_view(v)
     return out
 
-
+# %% ../nbs/00_core.ipynb #913e01ea
 def clone(estimator, *, safe:bool=True):
     """An unfitted copy with the same parameters: scikit-learn's `clone` (the same result and errors); scikit-learn
     itself is imported only for objects that are not `EstimatorBase` estimators and have `get_params`."""
@@ -471,7 +489,7 @@ def clone(estimator, *, safe:bool=True):
     raise TypeError(f"Cannot clone object '{estimator!r}' (type {type(estimator)}): it does not seem to be a "
                     "scikit-learn estimator as it does not implement a 'get_params' method.")
 
-
+# %% ../nbs/00_core.ipynb #60fa2a37
 def _clone_parametrized(estimator):
     "scikit-learn's `_clone_parametrized` for an `EstimatorBase` estimator (parameters cloned with `safe=False`)."
     klass = estimator.__class__
@@ -485,7 +503,7 @@ def _clone_parametrized(estimator):
                                f"parameter {name}")
     return new
 
-
+# %% ../nbs/00_core.ipynb #a60a18e9
 def check_is_fitted(estimator, attributes) -> None:
     "Raise scikit-learn's `NotFittedError` (its message) unless `estimator` has every attribute in `attributes`."
     attributes = [attributes] if isinstance(attributes, str) else attributes

@@ -16,7 +16,7 @@ __all__ = ['sensitivity_of_pairs', 'l1_sensitivity_of_pairs', 'l2_sensitivity_of
            'laplace_scale', 'laplace_mechanism', 'gdp_delta', 'gdp_epsilon', 'gdp_mu', 'gdp_sigma', 'gaussian_sigma',
            'gaussian_delta', 'gaussian_mechanism']
 
-# %% ../nbs/01b_mechanisms.ipynb #f7bd8d4a
+# %% ../nbs/01b_mechanisms.ipynb #f749f5c6
 def sensitivity_of_pairs(f, # deterministic query: dataset -> scalar or array
                          pairs, # iterable of neighbouring datasets (D, D')
                          ord:int=2, # norm: 1 (for Laplace) or 2 (for Gaussian)
@@ -32,6 +32,7 @@ def sensitivity_of_pairs(f, # deterministic query: dataset -> scalar or array
     if best is None: raise ValueError("pairs must contain at least one (D, D') pair")
     return float(best)
 
+# %% ../nbs/01b_mechanisms.ipynb #f363b780
 def l1_sensitivity_of_pairs(f, pairs) -> float:
     "max ||f(D) - f(D')||_1 over the given pairs."
     return sensitivity_of_pairs(f, pairs, ord=1)
@@ -40,6 +41,7 @@ def l2_sensitivity_of_pairs(f, pairs) -> float:
     "max ||f(D) - f(D')||_2 over the given pairs."
     return sensitivity_of_pairs(f, pairs, ord=2)
 
+# %% ../nbs/01b_mechanisms.ipynb #2fa81b77
 def replace_one_neighbours(D, # dataset: array with one record per row
                            candidates, # records to substitute (each shaped like one row of D)
                           ):
@@ -58,13 +60,14 @@ def _check_sensitivity(sensitivity) -> float:
 def _check_mu(mu, allow_inf=False) -> float:
     return check_scalar(mu, "mu", low=0, allow_inf=allow_inf)     # > 0
 
-# %% ../nbs/01b_mechanisms.ipynb #d66cbf2c
+# %% ../nbs/01b_mechanisms.ipynb #f6ab6406
 def laplace_scale(epsilon, sensitivity=1.0) -> float:
     "Scale b = Δ₁/ε of the Laplace mechanism (0.0 when `epsilon` is `np.inf`)."
     eps, _ = check_epsilon_delta(epsilon)
     sens = _check_sensitivity(sensitivity)
     return 0.0 if not is_private(eps) else sens / eps
 
+# %% ../nbs/01b_mechanisms.ipynb #4d00cdd5
 def laplace_mechanism(value, # query answer f(D): scalar or array
                       sensitivity, # l1 sensitivity Δ₁ of f over replace-one neighbours
                       epsilon, # privacy parameter (np.inf: no noise)
@@ -78,7 +81,7 @@ def laplace_mechanism(value, # query answer f(D): scalar or array
     plan = plan_laplace(b, sensitivity, max(x.size, 1))
     return grid_release(x, plan, noise_rng(random_state, "laplace_mechanism"), size=size)
 
-# %% ../nbs/01b_mechanisms.ipynb #d3eb8276
+# %% ../nbs/01b_mechanisms.ipynb #52ecfb06
 def _log_gdp_delta(mu:float, eps:float) -> float:
     "ln δ_μ(ε) = ln[Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)], evaluated in log space."
     la, lb = log_ndtr(mu / 2 - eps / mu), log_ndtr(-mu / 2 - eps / mu)
@@ -96,6 +99,7 @@ def gdp_delta(mu, # GDP parameter μ > 0 (= Δ₂/σ for the Gaussian mechanism)
     if not is_private(eps): return 0.0
     return float(np.exp(_log_gdp_delta(mu, eps)))
 
+# %% ../nbs/01b_mechanisms.ipynb #fe7e7a0b
 def gdp_epsilon(mu, # GDP parameter μ > 0
                 delta, # target δ in (0, 1)
                ) -> float:
@@ -109,6 +113,7 @@ def gdp_epsilon(mu, # GDP parameter μ > 0
     while f(hi) > 0: hi *= 2.0
     return float(brentq(f, 0.0, hi, xtol=1e-14, rtol=_RTOL, maxiter=500))
 
+# %% ../nbs/01b_mechanisms.ipynb #8eb1e581
 def gdp_mu(epsilon, # ε > 0 (np.inf gives np.inf)
            delta, # δ in (0, 1)
           ) -> float:
@@ -130,6 +135,7 @@ def _gdp_mu_root(eps:float, dlt:float) -> float:
     while f(hi) < 0: hi *= 2.0
     return float(np.exp(brentq(f, lo, hi, xtol=1e-14, rtol=_RTOL, maxiter=500)))
 
+# %% ../nbs/01b_mechanisms.ipynb #9d45f64d
 def gdp_sigma(mu, # GDP parameter μ > 0 (np.inf: no noise)
               sensitivity=1.0, # l2 sensitivity Δ₂
              ) -> float:
@@ -138,7 +144,7 @@ def gdp_sigma(mu, # GDP parameter μ > 0 (np.inf: no noise)
     sens = _check_sensitivity(sensitivity)
     return 0.0 if np.isinf(mu) else sens / mu
 
-# %% ../nbs/01b_mechanisms.ipynb #f7bd7a5a
+# %% ../nbs/01b_mechanisms.ipynb #2550a826
 def gaussian_sigma(epsilon, # ε > 0 (np.inf gives 0.0)
                    delta, # δ in (0, 1)
                    sensitivity=1.0, # l2 sensitivity Δ₂ over replace-one neighbours
@@ -158,6 +164,7 @@ def gaussian_sigma(epsilon, # ε > 0 (np.inf gives 0.0)
         return sens * np.sqrt(2 * np.log(1.25 / dlt)) / eps
     return sens / gdp_mu(eps, dlt)
 
+# %% ../nbs/01b_mechanisms.ipynb #01637f74
 def gaussian_delta(sigma, # noise scale σ > 0
                    epsilon, # ε ≥ 0
                    sensitivity=1.0, # l2 sensitivity Δ₂
@@ -166,6 +173,7 @@ def gaussian_delta(sigma, # noise scale σ > 0
     sigma = check_scalar(sigma, "sigma", low=0)
     return gdp_delta(_check_sensitivity(sensitivity) / sigma, epsilon)
 
+# %% ../nbs/01b_mechanisms.ipynb #d2eec430
 def gaussian_mechanism(value, # query answer f(D): scalar or array
                        sensitivity, # l2 sensitivity Δ₂ of f over replace-one neighbours
                        epsilon, # privacy parameter (np.inf: no noise)

@@ -170,7 +170,7 @@ def _named_columns(X, name):
     if len({len(a) for a in cols.values()}) > 1: raise ValueError(f"{name}: the columns have different lengths")
     return cols
 
-# %% ../nbs/00a_schema.ipynb #e5bd6398
+# %% ../nbs/00a_schema.ipynb #21da1c34
 class Schema:
     """A public declaration of covariate columns and the feature map it defines.
 
@@ -306,7 +306,17 @@ def _infer_column(a, dtype_name):
     cats = sorted(set(keys), key=lambda k: (isinstance(k, str), k))
     return CategoricalColumn(tuple(int(k) if isinstance(k, float) and k.is_integer() else k for k in cats))
 
-# %% ../nbs/00a_schema.ipynb #f619e973
+# %% ../nbs/00a_schema.ipynb #2a10f5ba
+def _inferred_spec(X, cols:dict) -> dict:
+    "{column: declaration} read from the data (min and max, or the set of values); NOT private."
+    spec = {}
+    for c, a in cols.items():
+        dt = getattr(getattr(X[c], "dtype", None), "name", "") if _is_frame(X) else ""
+        try: spec[str(c)] = _infer_column(a, dt)
+        except ValueError: raise ValueError(f"infer_schema: column {c!r} has no usable value") from None
+    return spec
+
+# %% ../nbs/00a_schema.ipynb #8a74d1ed
 def infer_schema(X, *, extra:str="raise") -> Schema:
     """Read a schema from the data: a NON-PRIVATE preview (bounds and categories are private values).
 
@@ -333,12 +343,7 @@ def infer_schema(X, *, extra:str="raise") -> Schema:
     if cols is None: raise TypeError("infer_schema needs a data frame or a dict of named columns")
     warnings.warn("schema inferred from the data (bounds and categories are private values): a release using it is "
                   "not differentially private; declare a public schema instead", PrivacyLeakWarning, stacklevel=2)
-    spec = {}
-    for c, a in cols.items():
-        dt = getattr(getattr(X[c], "dtype", None), "name", "") if _is_frame(X) else ""
-        try: spec[str(c)] = _infer_column(a, dt)
-        except ValueError: raise ValueError(f"infer_schema: column {c!r} has no usable value") from None
-    return Schema(spec, extra=extra, inferred=True)
+    return Schema(_inferred_spec(X, cols), extra=extra, inferred=True)
 
 # %% ../nbs/00a_schema.ipynb #46273b68
 @dataclass(frozen=True)
@@ -371,7 +376,15 @@ def _unschematised(X, name, finite=True):
                             "{'categories': [...]}}) or encode it with a public rule")
     return check_array(np.column_stack(list(cols.values())), name, ndim=2, finite=finite), [str(c) for c in cols]
 
-# %% ../nbs/00a_schema.ipynb #39349d1c
+# %% ../nbs/00a_schema.ipynb #36e5b087
+def _schema_covariates(schema, X, name:str) -> Covariates:
+    "Covariates encoded by a schema: its transform, the encoded bounds and names, the input columns."
+    eb = schema.encoded_bounds()
+    return Covariates(schema.transform(X, name=name), (eb[:, 0].copy(), eb[:, 1].copy()),
+                      schema.feature_names_out(),
+                      list(schema.columns), schema, not schema.inferred)
+
+# %% ../nbs/00a_schema.ipynb #a39dc069
 def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
     """Encode covariates `X` with their public declaration `x_bounds` (Schema, dict, (lower, upper) or None).
 
@@ -400,10 +413,7 @@ def resolve_covariates(X, x_bounds=None, *, name:str="X") -> Covariates:
         if schema.inferred:
             warnings.warn(f"{name}: the schema was inferred from the data: the release is not differentially private",
                           PrivacyLeakWarning, stacklevel=2)
-        eb = schema.encoded_bounds()
-        return Covariates(schema.transform(X, name=name), (eb[:, 0].copy(), eb[:, 1].copy()),
-                          schema.feature_names_out(),
-                          list(schema.columns), schema, not schema.inferred)
+        return _schema_covariates(schema, X, name)
     arr, names_in = _unschematised(X, name, finite=False)
     xb = None if x_bounds is None else check_bounds(x_bounds, "x_bounds", n_features=arr.shape[1])
     arr = clean_cells(arr, name, xb, action="keep")      # core's input policy; the estimator applies its bounds rule
@@ -497,7 +507,18 @@ def fit_covariates(est, X, x_bounds, *, name:str="X") -> Covariates:
         est.bounds_inferred_ = tuple(dict.fromkeys((*getattr(est, "bounds_inferred_", ()), "x_bounds")))
     return cov
 
-# %% ../nbs/00a_schema.ipynb #125c818e
+# %% ../nbs/00a_schema.ipynb #18962be1
+def _in_fitted_order(cols:dict, names_in, name:str) -> dict:
+    "Named query columns in the order of the fitted names; a missing or unseen column is an error."
+    cols = {str(c): a for c, a in cols.items()}
+    for c in names_in:
+        if c not in cols:
+            raise ValueError(f"{name}: column {c!r} was fitted but is missing from the query points")
+    for c in cols:
+        if c not in names_in: raise ValueError(f"{name}: column {c!r} was not seen in fit")
+    return {c: cols[c] for c in names_in}
+
+# %% ../nbs/00a_schema.ipynb #f4bc22b6
 def query_covariates(est, X, *, name:str="X") -> np.ndarray:
     """Encode query points `X` with the public map `est` was fitted with (`est.schema_`, or the plain-array contract).
 
@@ -522,13 +543,6 @@ def query_covariates(est, X, *, name:str="X") -> np.ndarray:
     if schema is not None: Xq = schema.transform(X, name=name)
     else:
         cols, names_in = _named_columns(X, name), getattr(est, "feature_names_in_", None)
-        if cols is not None and names_in is not None:
-            cols = {str(c): a for c, a in cols.items()}
-            for c in names_in:
-                if c not in cols:
-                    raise ValueError(f"{name}: column {c!r} was fitted but is missing from the query points")
-            for c in cols:
-                if c not in names_in: raise ValueError(f"{name}: column {c!r} was not seen in fit")
-            X = {c: cols[c] for c in names_in}
+        if cols is not None and names_in is not None: X = _in_fitted_order(cols, names_in, name)
         Xq, _ = _unschematised(X, name)
     return check_n_features(Xq, est.n_features_in_, name=name)

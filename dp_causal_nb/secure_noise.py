@@ -14,11 +14,12 @@ __all__ = ['CAP', 'S_MAX', 'MIN_POOL', 'L_CELLS', 'FP_MARGIN', 'TV_PER_COORDINAT
            'S_FINE', 'FINE_ERROR', 'discrete_laplace', 'discrete_gaussian', 'rounded_gaussian', 'grid_step', 'GridPlan',
            'plan_gaussian', 'plan_laplace', 'snap', 'grid_release', 'noise_rng', 'fine_gaussian']
 
-# %% ../nbs/01a_secure_noise.ipynb #8555e664
+# %% ../nbs/01a_secure_noise.ipynb #1ca7d10c
 def _bernoulli(num, den, rng) -> np.ndarray:
     "Exact Bernoulli(num/den) per element: a uniform integer in [0, den) below num (0 ≤ num ≤ den < 2⁶³)."
     return rng.integers(0, den, size=np.shape(num)) < num
 
+# %% ../nbs/01a_secure_noise.ipynb #3998f99f
 def _bernoulli_exp_small(factors, size:int, rng) -> np.ndarray:
     "Exact Bernoulli(exp(−γ)), γ = Π aᵢ/bᵢ ≤ 1 per element; `factors`: [(a array, b int), ...] (CKS Alg. 1)."
     hit = np.ones(size, bool)
@@ -53,7 +54,7 @@ def _bernoulli_exp(num, den:int, rng) -> np.ndarray:
     out[idx] = _bernoulli_exp_small([(frac[idx], den)], idx.size, rng)
     return out
 
-# %% ../nbs/01a_secure_noise.ipynb #7b72512e
+# %% ../nbs/01a_secure_noise.ipynb #47f9b2e6
 CAP = 12               # |proposal| > CAP·s is rejected: mass below 1e-32
 S_MAX = 12_288         # largest s (and t) whose integer arithmetic stays below 2⁶³ (derivation)
 MIN_POOL = 4096        # candidates drawn per batch at least: a release's values are a few among many (timing, below)
@@ -73,6 +74,7 @@ def _check_units(x, name:str) -> int:
         raise ValueError(f"{name} must be an integer in [1, {S_MAX}], got {x!r}")
     return int(x)
 
+# %% ../nbs/01a_secure_noise.ipynb #55dbe117
 def discrete_laplace(t:int, # integer scale: P(k) ∝ exp(−|k|/t)
                      size:int, # number of draws
                      rng:np.random.Generator):
@@ -92,6 +94,7 @@ def discrete_laplace(t:int, # integer scale: P(k) ∝ exp(−|k|/t)
         filled += k
     return out
 
+# %% ../nbs/01a_secure_noise.ipynb #cadcccb2
 def discrete_gaussian(s:int, # integer scale: P(k) ∝ exp(−k²/2s²)
                       size:int, # number of draws
                       rng:np.random.Generator,
@@ -115,7 +118,7 @@ def discrete_gaussian(s:int, # integer scale: P(k) ∝ exp(−k²/2s²)
         filled += k
     return out
 
-# %% ../nbs/01a_secure_noise.ipynb #44b5fc4f
+# %% ../nbs/01a_secure_noise.ipynb #a15449b3
 L_CELLS = 2 ** 20      # midpoints per unit cell in the rounding step
 
 def _midpoint_gaussian(s:int, size:int, rng, cap:int, cells:int):
@@ -136,6 +139,7 @@ def _midpoint_gaussian(s:int, size:int, rng, cap:int, cells:int):
         filled += n_new
     return ks, ws
 
+# %% ../nbs/01a_secure_noise.ipynb #01cfa9f7
 def rounded_gaussian(s:int, # integer standard deviation (in grid steps)
                      size:int, # number of draws
                      rng:np.random.Generator,
@@ -144,7 +148,7 @@ def rounded_gaussian(s:int, # integer standard deviation (in grid steps)
     "Draws of round(Z), Z ~ N(0, s²), within total variation 1e-19 (s ≥ 2¹¹; derivation above), int64."
     return _midpoint_gaussian(s, size, rng, cap, L_CELLS)[0]
 
-# %% ../nbs/01a_secure_noise.ipynb #fb95f724
+# %% ../nbs/01a_secure_noise.ipynb #b601bc70
 FP_MARGIN = 2.0 ** -20 # relative margin on Δ for the rounding error of the computed value (derivation)
 TV_PER_COORDINATE = 1e-19  # sampler's total-variation bound per Gaussian coordinate (derivation)
 MIN_UNITS = 2 ** 11    # the sampler's total-variation bound needs s ≥ 2¹¹
@@ -156,6 +160,7 @@ def grid_step(scale:float, # the noise scale σ (or b) in the value's units
     scale = check_scalar(scale, "scale", low=0)
     return math.ldexp(1.0, math.ceil(math.log2(scale / room)))
 
+# %% ../nbs/01a_secure_noise.ipynb #e07c7423
 @dataclass(frozen=True)
 class GridPlan:
     "Public description of one grid release: kind ('gaussian', 'laplace', 'none'), step, integer scale, dimension."
@@ -178,7 +183,7 @@ class GridPlan:
         "Total-variation distance of the sampler from the ideal law (0 for Laplace and 'none')."
         return self.dim * TV_PER_COORDINATE if self.kind == "gaussian" else 0.0
 
-# %% ../nbs/01a_secure_noise.ipynb #67c730d8
+# %% ../nbs/01a_secure_noise.ipynb #e8e262e7
 _CEIL_GUARD = 1 + 2.0 ** -40   # the products below are computed in floating point: round up past their error
 SAMPLER_MARGIN = 2.0 ** -20    # Gaussian plans keep μ' ≤ μ/(1 + margin): room for the sampler's e^{±dη} (item 3)
 
@@ -187,6 +192,7 @@ def _dim(dim) -> int:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
     return int(dim)
 
+# %% ../nbs/01a_secure_noise.ipynb #d603f423
 def _plan(kind:str, scale, scale_name:str, sensitivity, dim, least:int) -> GridPlan:
     "Units ⌈a(Δ(1 + margin)/γ + spread)⌉, a = scale/Δ, spread √d (Gaussian) or d (Laplace); finest γ."
     scale = check_scalar(scale, scale_name, low=0, low_inclusive=True)
@@ -205,6 +211,7 @@ def _plan(kind:str, scale, scale_name:str, sensitivity, dim, least:int) -> GridP
     units = math.ceil((inflated / step + a * spread) * margin * _CEIL_GUARD)
     return GridPlan(kind, step, units, dim)
 
+# %% ../nbs/01a_secure_noise.ipynb #b3fcb4ca
 def plan_gaussian(sigma:float, # σ calibrated for `sensitivity` (0: no noise)
                   sensitivity:float, # l2 sensitivity Δ₂ of the value over replace-one neighbours
                   dim:int=1, # number of coordinates released together
@@ -219,7 +226,7 @@ def plan_laplace(scale:float, # Laplace scale b calibrated for `sensitivity` (0:
     "Grid plan of a Laplace release that is ε-DP with ε ≤ Δ₁/b for the rounded value (theorem above)."
     return _plan("laplace", scale, "scale", sensitivity, dim, 16)
 
-# %% ../nbs/01a_secure_noise.ipynb #fad16aae
+# %% ../nbs/01a_secure_noise.ipynb #338ed3f7
 _LIMIT = 2.0 ** 52
 
 def snap(value, step:float) -> np.ndarray:
@@ -230,6 +237,7 @@ def snap(value, step:float) -> np.ndarray:
         q = np.clip(x / step, -_LIMIT, _LIMIT)
     return np.rint(q).astype(np.int64)
 
+# %% ../nbs/01a_secure_noise.ipynb #b113dc8f
 _SAMPLERS = {"gaussian": rounded_gaussian, "laplace": discrete_laplace}
 
 def grid_release(value, # the value f(D): scalar or array
