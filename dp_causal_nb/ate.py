@@ -43,8 +43,8 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CEN
            'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram', 'choose_clip_level',
            'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
            'RareArmError', 'minority_share', 'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit',
-           'DPATE', 'ScoreBudget', 'score_budget', 'Scores', 'FinalRelease', 'final_release', 'final_interval',
-           'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+           'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release',
+           'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #b879357d
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
@@ -730,7 +730,7 @@ class ATEFit:
         "The fields as {attribute name: value} (no copies)."
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-# %% ../nbs/11_dp_ate.ipynb #8bb0bd97
+# %% ../nbs/11_dp_ate.ipynb #c793319c
 class DPATE(EstimatorBase):
     """Differentially private average treatment effect (G-formula, IPW or AIPW) with a private confidence interval.
 
@@ -740,8 +740,9 @@ class DPATE(EstimatorBase):
     the scores on a final part: it needs public covariate bounds ``x_bounds`` and has noise of order √C/n. The fold
     design is μ-GDP; the split design is (ε, δ)-DP (its DP-ERM nuisance models are) and is reported as such.
     ``design="crossfit"`` (Theorem 2c) fits the same models on two folds and averages all n scores. ``design="auto"``
-    (default) picks "crossfit" when ``x_bounds`` is declared ("split" when ``split`` is too) and "fold" otherwise — a
-    rule on public inputs only, read
+    (default) picks "crossfit" when ``x_bounds`` is declared ("split" when ``split`` is too, or where only the split
+    design's outcome models can adjust by the public proxy ``nuisance_shrinkage``) and "fold" otherwise — a rule on
+    public inputs only, read
     from tuning beds where the cross-fitted design beat the split design in most cells (notebook 12,
     ``tests/benchmarks/bench_ate_design_rule.py``).
 
@@ -1178,6 +1179,24 @@ def score_budget(est:str, design:str, n:int, d:int, budget:tuple, *, split=None,
     return ScoreBudget(total=budget[1:], count=count, design=(mu, eps, dlt), nuisance=nuisance, mu_final=mu_fin,
                        shrink=shrink, rho=rho, share=share, mu_q=mu_q, mu1=mu1, mu2=mu2)
 
+# %% ../nbs/11_dp_ate.ipynb #ff8ffa13
+def adjusting_n(d:int, epsilon:float, delta:float=1e-6, *, design:str="crossfit", estimator:str="aipw") -> int:
+    """The smallest n (to within 1 %) at which a score release's private outcome models can adjust for d covariates:
+    `score_budget`'s public proxy `nuisance_shrinkage` below NUISANCE_SHRINKAGE_LIMIT (d, ε, δ only; 3 at ε = ∞)."""
+    if not is_private(epsilon): return 3
+    split = default_split(estimator) if design == "split" else None
+    def adjusts(n:int) -> bool:
+        sb = score_budget(estimator, design, n, d, (gdp_mu(epsilon, delta), epsilon, delta), split=split)
+        return sb.shrink < NUISANCE_SHRINKAGE_LIMIT
+    lo, hi = 50, 100
+    while not adjusts(hi):
+        if hi > 2 ** 40: raise ValueError(f"no n up to 2**40 lets the outcome models adjust at epsilon={epsilon!r}")
+        lo, hi = hi, 2 * hi
+    while hi - lo > max(1, lo // 100):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if adjusts(mid) else (mid, hi)
+    return int(hi)
+
 # %% ../nbs/11_dp_ate.ipynb #b4a70d18
 def _check_score_models(est:str, design:str, n:int, d:int, x_bounds, B:float, sb:ScoreBudget, *, split, lam):
     "The split and cross-fitted designs' nuisance models' refusals, before any charge; returns the checked x_bounds."
@@ -1280,11 +1299,22 @@ def final_interval(fr:FinalRelease, sb:ScoreBudget, m:int|None, *, level:float, 
     if ci is not None and fr.bias: ci = (ci[0] - fr.bias, ci[1] + fr.bias)   # Theorem 2b(d): the clipping's bias bound
     return ci, stderr
 
-# %% ../nbs/11_dp_ate.ipynb #6f8c6265
+# %% ../nbs/11_dp_ate.ipynb #825d403b
+@method_of(DPATE, "_score_design")
+def _dpate_score_design(self, est:str, design:str, n:int, d:int, budget:tuple) -> str:
+    "The design a score release runs: `design`, or the split design where only its models can adjust (public inputs)."
+    if self.design != "auto" or design != "crossfit" or not is_private(budget[0]): return design
+    shrink = lambda dz: score_budget(est, dz, n, d, budget, split=default_split(est) if dz == "split" else None).shrink
+    if shrink("crossfit") >= NUISANCE_SHRINKAGE_LIMIT and shrink("split") < NUISANCE_SHRINKAGE_LIMIT: return "split"
+    return design
+
+# %% ../nbs/11_dp_ate.ipynb #9963756a
 @method_of(DPATE, "_release_score")
 def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
     "A score design's release (Theorems 1, 2, 2b, 2c, 2e)."
-    est, design, c, n = plan["estimator"], plan["design"], plan["c"], len(t)
+    est, c, n = plan["estimator"], plan["c"], len(t)
+    design = plan["design"] = self._score_design(est, plan["design"], n, x.shape[1], budget)
+    if design == "split" and plan["split"] is None: plan["split"] = default_split(est)
     private, private_models = is_private(budget[0]), design in ("split", "crossfit")
     sb = score_budget(est, design, n, x.shape[1], budget, split=plan["split"], lam=plan["lam"], share=plan["share"],
                       level=plan["level"], score_clip=self.score_clip)

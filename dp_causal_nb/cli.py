@@ -494,51 +494,52 @@ def _demo_data(synthetic:bool, seed:int):
             f"--synthetic): n={len(ds)}, 20 covariates, true ATE {ds.ate:.4f}", ds.X, ds.T, ds.Y, ds.outcome_bounds,
             (-5.0, 5.0), ds.propensity_clip, ds.ate)
 
-# %% ../nbs/13_cli.ipynb #57b65362
-def _needed_n(bound_half, clip, epsilon, delta, target_sd):
-    "Public arithmetic: the n at which the split-design AIPW noise SD σ₁ = √C/(m μ₁) (m = 0.4 n) reaches target_sd."
-    from dp_causal_nb.ate import sensitivity_constant
-    from dp_causal_nb.mechanisms import gdp_mu
-    mu1 = gdp_mu(epsilon, delta) * np.sqrt(0.9)
-    return int(np.ceil(np.sqrt(sensitivity_constant("aipw", bound_half, clip)) / (0.4 * mu1 * target_sd)))
-
+# %% ../nbs/13_cli.ipynb #b6bf9b3a
 def _cell(m):
     return f"{m.ate_:9.3f} [{m.conf_int_[0]:9.3f}, {m.conf_int_[1]:9.3f}]{'*' if m.clamped_ else ' '}"
 
-# %% ../nbs/13_cli.ipynb #dccd4e7d
+# %% ../nbs/13_cli.ipynb #54ffbf63
 def _demo_rows(X, T, Y, bounds, xb, clip, seed:int, out):
-    "Print the demo's rows: for each ε, the split-design and the fold-design estimates with their intervals."
+    "Print the demo's rows: for each ε, DPATE's default and the fold-design estimates; then the default's designs."
     from dp_causal_nb.ate import DPATE
+    designs = []
     for i, eps in enumerate((np.inf, 16.0, 4.0, 1.0)):
         kw = dict(epsilon=eps, delta=1e-6, outcome_bounds=bounds, propensity_clip=clip, random_state=seed + i)
-        ms = DPATE("aipw", design="split", x_bounds=xb, **kw).fit(Y, T, X=X)
+        ms = DPATE("aipw", x_bounds=xb, **kw).fit(Y, T, X=X)            # design='auto' (a rule on public inputs)
         # independent noise
         mf = DPATE("aipw", design="fold", **{**kw, "random_state": seed + 100 + i}).fit(Y, T, X=X)
         label = "inf (NON-private)" if np.isinf(eps) else f"{eps:g}"
         print(f"{label:>17} | {_cell(ms):>39} | {_cell(mf):>41}", file=out)
+        designs.append(f"{'inf' if np.isinf(eps) else f'{eps:g}'}: {ms.design_}")
+    print("the default's design by epsilon (public rule: cross-fitted, or split where only the split design's models "
+          "can adjust): " + ", ".join(designs), file=out)
 
-# %% ../nbs/13_cli.ipynb #87573938
+# %% ../nbs/13_cli.ipynb #8f959c4e
 def run_demo(args, out=None):
-    "Run `dp-causal demo`: private AIPW estimates with both designs for several ε (δ = 1e-6), and what n buys."
+    "Run `dp-causal demo`: private AIPW estimates, default and fold design, for several ε (δ = 1e-6); what n buys."
     out = sys.stdout if out is None else out
     title, X, T, Y, bounds, xb, clip, truth = _demo_data(args.synthetic, args.seed)
     B = (bounds[1] - bounds[0]) / 2
     print(title, file=out)
-    print(f"declared public inputs: outcome bounds {bounds}, covariate bounds (for the split design), propensity clip "
-          f"{clip}, delta=1e-6. AIPW estimates with 95% intervals; estimates and intervals are "
+    print(f"declared public inputs: outcome bounds {bounds}, covariate bounds (for the default design), propensity "
+          f"clip {clip}, delta=1e-6. AIPW estimates with 95% intervals; estimates and intervals are "
           f"clamped to the range the outcome bounds allow [{-2 * B:g}, {2 * B:g}] (marked *). epsilon=inf rows are NOT "
           f"private. The noise is seeded (--seed {args.seed}) so that the demo is reproducible: with a known seed the "
           "noise can be removed, so a real release (dp-causal ate without --seed) draws fresh OS entropy.", file=out)
-    print(f"{'epsilon':>17} | {'split design: DP nuisances, noise ~1/n':>39} | "
+    print(f"{'epsilon':>17} | {'DPATE default: DP nuisances, noise ~1/n':>39} | "
           f"{'fold design: any models, noise ~1/sqrt(n)':>41}", file=out)
     _demo_rows(X, T, Y, bounds, xb, clip, args.seed, out)
     if truth is not None: print(f"true ATE: {truth:.4f}", file=out)
-    need = {e: _needed_n(B, clip, e, 1e-6, B / 50) for e in (1.0, 4.0, 16.0)}
-    print(f"What n buys (public arithmetic, split design, AIPW, at the worst-case score range): a privacy-noise SD of "
-          f"{B / 50:g} (1/50 of the outcome half-range) needs n >= "
-          + ", ".join(f"{v:,} at epsilon={e:g}" for e, v in need.items()) +
-          f"; this data set has n={len(Y):,}. Clipping the scores where they lie (notebook 11, Theorem 2b) usually "
-          "does much better. The interval is wider than the noise SD: it also covers the sampling error.", file=out)
+    from dp_causal_nb.ate import NUISANCE_SHRINKAGE_LIMIT, adjusting_n
+    need = {e: adjusting_n(X.shape[1], e, 1e-6) for e in (16.0, 4.0, 1.0)}
+    split = {e: adjusting_n(X.shape[1], e, 1e-6, design="split") for e in need}
+    print(f"What n buys (public arithmetic): the private outcome models can adjust for the {X.shape[1]} covariates "
+          f"(public proxy nuisance_shrinkage below {NUISANCE_SHRINKAGE_LIMIT:g}) from n >= "
+          + ", ".join(f"{v:,} at epsilon={e:g}" for e, v in need.items()) + " in the cross-fitted design ("
+          + ", ".join(f"{v:,}" for v in split.values()) + " in the split design, whose models get the whole budget"
+          f"); this data set has n={len(Y):,}. Below that n the estimate adjusts little for confounding and its "
+          "interval keeps the worst-case score range (DPATE.summary() says so); above it the scores are clipped where "
+          "they lie (notebook 11, Theorem 2b). The interval covers the sampling error as well as the noise.", file=out)
 
 # %% ../nbs/13_cli.ipynb #ecbc5f52
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
