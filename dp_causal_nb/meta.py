@@ -249,7 +249,7 @@ def _design(X, T):
 def _design_bounds(lo, hi):
     return np.concatenate([lo, [0.0], np.minimum(lo, 0)]), np.concatenate([hi, [1.0], np.maximum(hi, 0)])
 
-# %% ../nbs/17_meta_learners.ipynb #93aca402
+# %% ../nbs/17_meta_learners.ipynb #877198c0
 class _DPMetaLearner(BaseEstimator):
     _parts, _default_split = (), ()
     def __init__(self, *, outcome_bounds=None, x_bounds=None, epsilon:float=1.0, delta:float=1e-5,
@@ -268,17 +268,21 @@ class _DPMetaLearner(BaseEstimator):
                     outcome=DPRidgeRegression(lam=0.1) if self.outcome_model is None else self.outcome_model,
                     final=DPRidgeRegression(lam=1.0) if self.final_model is None else self.final_model)
 
-    def _public(self, n, p, x_bounds="declared"):
-        "All public inputs, validated before the data is read beyond its shape."
-        if self.outcome_bounds is None:
-            raise ValueError("outcome_bounds must be declared as public (lower, upper) bounds")
-        if self.x_bounds is None: raise ValueError("x_bounds must be declared as public (lower, upper) bounds")
-        ylo, yhi = check_bounds(self.outcome_bounds, "outcome_bounds", 1)
-        xb = check_bounds(self.x_bounds if isinstance(x_bounds, str) else x_bounds, "x_bounds", n_features=p)
-        eps, dlt = check_epsilon_delta(self.epsilon, self.delta, n=n)
-        k = check_scalar(self.propensity_clip, "propensity_clip", low=0, high=0.5)
-        r = check_split(self._default_split if self.split is None else self.split, self._parts)
-        return (float(ylo[0]), float(yhi[0])), xb, eps, dlt, k, split_sizes(n, r)
+
+
+# %% ../nbs/17_meta_learners.ipynb #fc021c0b
+@method_of(_DPMetaLearner, "_public")
+def _meta__public(self, n, p, x_bounds="declared"):
+    "All public inputs, validated before the data is read beyond its shape."
+    if self.outcome_bounds is None:
+        raise ValueError("outcome_bounds must be declared as public (lower, upper) bounds")
+    if self.x_bounds is None: raise ValueError("x_bounds must be declared as public (lower, upper) bounds")
+    ylo, yhi = check_bounds(self.outcome_bounds, "outcome_bounds", 1)
+    xb = check_bounds(self.x_bounds if isinstance(x_bounds, str) else x_bounds, "x_bounds", n_features=p)
+    eps, dlt = check_epsilon_delta(self.epsilon, self.delta, n=n)
+    k = check_scalar(self.propensity_clip, "propensity_clip", low=0, high=0.5)
+    r = check_split(self._default_split if self.split is None else self.split, self._parts)
+    return (float(ylo[0]), float(yhi[0])), xb, eps, dlt, k, split_sizes(n, r)
 
 # %% ../nbs/17_meta_learners.ipynb #bdff1a91
 @method_of(_DPMetaLearner, "_read")
@@ -408,7 +412,7 @@ class DPTLearner(_DPMetaLearner):
                                                 (T[idx[f"outcome{a}"]] == a).astype(float)) for a in (0, 1)})
     def _tau(self, X): return _predict(self.models_["outcome1"], X) - _predict(self.models_["outcome0"], X)
 
-# %% ../nbs/17_meta_learners.ipynb #000abf1b
+# %% ../nbs/17_meta_learners.ipynb #dafc27b3
 class DPXLearner(_DPMetaLearner):
     "DP X-learner (Künzel et al. 2019) on five parts: μ₀, μ₁, e, then τ₀, τ₁ on imputed effects with public bounds."
     _parts = ("outcome0", "outcome1", "propensity", "effect0", "effect1")
@@ -422,21 +426,26 @@ class DPXLearner(_DPMetaLearner):
         mods.update({f"effect{a}": configure_base(t["final"], y_bounds=(-R, R), weight_bound=1.0,
                                                   seed=seeds[f"effect{a}"], **c) for a in (0, 1)})
         return mods
-    def _stages(self, mods, idx, Y, T, X, yb, k):
-        w = lambda nm, a: (T[idx[nm]] == a).astype(float)
-        s1, l1 = self._run_stage({nm: (mods[nm], X[idx[nm]], Y[idx[nm]], w(nm, a))
-                                  for a, nm in enumerate(("outcome0", "outcome1"))}
-                                 | dict(propensity=(mods["propensity"], X[idx["propensity"]], T[idx["propensity"]])))
-        mu = lambda a, i: clip_nuisances(mu0=_predict(s1[f"outcome{a}"], X[i]), y_bounds=yb).mu0
-        i0, i1 = idx["effect0"], idx["effect1"]
-        s2, l2 = self._run_stage(dict(effect0=(mods["effect0"], X[i0], mu(1, i0) - Y[i0], w("effect0", 0)),
-                                      effect1=(mods["effect1"], X[i1], Y[i1] - mu(0, i1), w("effect1", 1))))
-        self.propensity_clip_ = k
-        return s1 | s2, l1 + l2
-    def _tau(self, X):
-        e = clip_nuisances(_predict(self.models_["propensity"], X, proba=True),
-                           propensity_clip=self.propensity_clip_).pi
-        return e * _predict(self.models_["effect0"], X) + (1 - e) * _predict(self.models_["effect1"], X)
+
+# %% ../nbs/17_meta_learners.ipynb #534ca125
+@method_of(DPXLearner, "_stages")
+def _xlearner__stages(self, mods, idx, Y, T, X, yb, k):
+    w = lambda nm, a: (T[idx[nm]] == a).astype(float)
+    s1, l1 = self._run_stage({nm: (mods[nm], X[idx[nm]], Y[idx[nm]], w(nm, a))
+                              for a, nm in enumerate(("outcome0", "outcome1"))}
+                             | dict(propensity=(mods["propensity"], X[idx["propensity"]], T[idx["propensity"]])))
+    mu = lambda a, i: clip_nuisances(mu0=_predict(s1[f"outcome{a}"], X[i]), y_bounds=yb).mu0
+    i0, i1 = idx["effect0"], idx["effect1"]
+    s2, l2 = self._run_stage(dict(effect0=(mods["effect0"], X[i0], mu(1, i0) - Y[i0], w("effect0", 0)),
+                                  effect1=(mods["effect1"], X[i1], Y[i1] - mu(0, i1), w("effect1", 1))))
+    self.propensity_clip_ = k
+    return s1 | s2, l1 + l2
+
+@method_of(DPXLearner, "_tau")
+def _xlearner__tau(self, X):
+    e = clip_nuisances(_predict(self.models_["propensity"], X, proba=True),
+                       propensity_clip=self.propensity_clip_).pi
+    return e * _predict(self.models_["effect0"], X) + (1 - e) * _predict(self.models_["effect1"], X)
 
 # %% ../nbs/17_meta_learners.ipynb #a4ca46ef
 def r_stage_sensitivity(n:int, lam:float, *, residual_bound:float, propensity_clip:float,
@@ -483,9 +492,10 @@ class DPRStageRidge(DPRidgeRegression):
         self.label, self.random_state = label, random_state
         self.method, self.allow_inferred_bounds = "output", False
 
-# %% ../nbs/17_meta_learners.ipynb #f87e7253
-@method_of(DPRStageRidge, "_fit")
-def _rstage_fit(self, X, y, sample_weight=None):
+# %% ../nbs/17_meta_learners.ipynb #3e2d7286
+@method_of(DPRStageRidge, "_public")
+def _rstage__public(self, sample_weight) -> tuple:
+    "(R, κ, λ, ε): the public inputs, checked before the data is read; the weights must be given."
     if self.residual_bound is None or self.propensity_clip is None:
         raise ValueError("DPRStageRidge: declare the public residual_bound (outcome range R) and propensity_clip κ")
     if sample_weight is None:
@@ -494,6 +504,12 @@ def _rstage_fit(self, X, y, sample_weight=None):
         raise ValueError("DPRStageRidge: declare x_bounds (here or on the feature map)")
     R, k = check_scalar(self.residual_bound, "residual_bound", low=0), check_propensity_clip(self.propensity_clip)
     lam, eps = check_scalar(self.lam, "lam", low=0), check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
+    return R, k, lam, eps
+
+# %% ../nbs/17_meta_learners.ipynb #f5346112
+@method_of(DPRStageRidge, "_fit")
+def _rstage_fit(self, X, y, sample_weight=None):
+    R, k, lam, eps = self._public(sample_weight)
     X, y, w = (check_array(X, "X", ndim=2), check_array(y, "y", ndim=1),
                check_array(sample_weight, "sample_weight", ndim=1))
     n = check_consistent_length(X=X, y=y, sample_weight=w)
@@ -522,7 +538,7 @@ def _r_final(template, residual_bound, propensity_clip):
     return DPRStageRidge(lam=p["lam"], feature_map=p["feature_map"], residual_bound=residual_bound,
                          propensity_clip=propensity_clip)
 
-# %% ../nbs/17_meta_learners.ipynb #f1ef6abd
+# %% ../nbs/17_meta_learners.ipynb #5aef71c8
 class _DPOrthoMeta(_DPMetaLearner):
     _parts, _default_split, _kind = ("propensity", "outcome", "final"), (0.25, 0.25, 0.5), None
     def _modules(self, yb, xb, eps, dlt, k, seeds):
@@ -535,20 +551,23 @@ class _DPOrthoMeta(_DPMetaLearner):
                     outcome=configure_base(t["outcome"], x_bounds=_design_bounds(*xb) if self._kind == "dr" else xb,
                                            y_bounds=yb, seed=seeds["outcome"], **c),
                     final=configure_base(fin, x_bounds=xb, seed=seeds["final"], **fkw, **c))
-    def _stages(self, mods, idx, Y, T, X, yb, k):
-        ip, io, i2 = idx["propensity"], idx["outcome"], idx["final"]
-        Xo = _design(X[io], T[io]) if self._kind == "dr" else X[io]
-        s1, l1 = self._run_stage(dict(propensity=(mods["propensity"], X[ip], T[ip]),
-                                      outcome=(mods["outcome"], Xo, Y[io])))
-        x2, n2, o = X[i2], len(i2), s1["outcome"]
-        nu = (dict(mu0=_predict(o, _design(x2, np.zeros(n2))), mu1=_predict(o, _design(x2, np.ones(n2))))
-              if self._kind == "dr" else dict(m=_predict(o, x2)))
-        nu = clip_nuisances(_predict(s1["propensity"], x2, proba=True), y_bounds=yb, propensity_clip=k, **nu)._asdict()
-        phi, rho = orthogonal_targets(Y[i2], T[i2], learner=self._kind,
-                                      **{a: v for a, v in nu.items() if v is not None})
-        s2, l2 = self._run_stage(dict(final=(mods["final"], x2, phi, rho if self._kind == "r" else None)))
-        return s1 | s2, l1 + l2
     def _tau(self, X): return _predict(self.models_["final"], X)
+
+# %% ../nbs/17_meta_learners.ipynb #0b001dd0
+@method_of(_DPOrthoMeta, "_stages")
+def _ortho_meta__stages(self, mods, idx, Y, T, X, yb, k):
+    ip, io, i2 = idx["propensity"], idx["outcome"], idx["final"]
+    Xo = _design(X[io], T[io]) if self._kind == "dr" else X[io]
+    s1, l1 = self._run_stage(dict(propensity=(mods["propensity"], X[ip], T[ip]),
+                                  outcome=(mods["outcome"], Xo, Y[io])))
+    x2, n2, o = X[i2], len(i2), s1["outcome"]
+    nu = (dict(mu0=_predict(o, _design(x2, np.zeros(n2))), mu1=_predict(o, _design(x2, np.ones(n2))))
+          if self._kind == "dr" else dict(m=_predict(o, x2)))
+    nu = clip_nuisances(_predict(s1["propensity"], x2, proba=True), y_bounds=yb, propensity_clip=k, **nu)._asdict()
+    phi, rho = orthogonal_targets(Y[i2], T[i2], learner=self._kind,
+                                  **{a: v for a, v in nu.items() if v is not None})
+    s2, l2 = self._run_stage(dict(final=(mods["final"], x2, phi, rho if self._kind == "r" else None)))
+    return s1 | s2, l1 + l2
 
 # %% ../nbs/17_meta_learners.ipynb #d08e184d
 class DPRLearner(_DPOrthoMeta):
