@@ -269,7 +269,7 @@ def _dp2erm_predict(self, X):
     "Predicted labels for query points X: 1 where θ̃ᵀφ(x) > 0, else 0 (post-processing)."
     return (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/15_dp_2erm.ipynb #f1ba62ac
+# %% ../nbs/15_dp_2erm.ipynb #1486362f
 class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
     """Stage-wise composition baseline for DP-2ERM with IPW weights: DP propensity model (ε₁ = split·ε), record-local
     clipped IPW weights from it, then a DP weighted logistic regression (ε₂ = ε − ε₁) with weight_bound r_max/π_min.
@@ -287,28 +287,6 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
         self.epsilon, self.delta, self.split, self.lam, self.x_bounds = epsilon, delta, split, lam, x_bounds
         self.outcome_bounds, self.propensity_clip, self.propensity_lam = outcome_bounds, propensity_clip, propensity_lam
         self.accountant, self.label, self.random_state = accountant, label, random_state
-
-    def fit(self, X, y, *, T, outcome=None):
-        "Two DP releases (propensity, then weighted outcome model), both charged before any noise."
-        with atomic_fit(self), release_guard():
-            eps, split, clip = self._check_public(outcome)
-            X, y, T, cov, eps, dlt = self._read_data(X, y, T, eps)
-            e1, e2 = (eps * split, eps * (1 - split)) if is_private(eps) else (np.inf, np.inf)
-            acc = resolve_accountant(self.accountant)
-            if hasattr(acc, "check") and is_private(eps): acc.check(eps, dlt)        # both spends fit, before any noise
-            g1, g2 = _child_seeds(self.random_state)
-            lab = self.label or "CompositionBaselineClassifier"
-            prop = DPLogisticRegression(epsilon=e1, delta=dlt / 2, lam=self.propensity_lam, x_bounds=cov.x_bounds,
-                                        accountant=acc, label=f"{lab}: propensity", random_state=g1).fit(X, T)
-            w, wb = self._ipw_weights(prop.predict_proba(X)[:, 1], T, outcome, clip)
-            out = DPLogisticRegression(epsilon=e2, delta=dlt / 2, lam=self.lam, x_bounds=cov.x_bounds,
-                                       weight_bound=wb, accountant=acc, label=f"{lab}: outcome model",
-                                       random_state=g2).fit(X, y, sample_weight=w)
-            self.coef_, self.classes_, self.feature_map_ = out.coef_, out.classes_, out.feature_map_
-            self.propensity_coef_, self.charged_to_ = prop.coef_, acc
-            self.epsilon_spent_ = prop.epsilon_spent_ + out.epsilon_spent_
-            self.delta_spent_ = prop.delta_spent_ + out.delta_spent_
-            return self
 
 # %% ../nbs/15_dp_2erm.ipynb #2559df8c
 @method_of(CompositionBaselineClassifier, "_check_public")
@@ -359,6 +337,30 @@ def _composition__ipw_weights(self, p1, T, outcome, clip):
     # (1/c)·r can round one ulp above r/c: clip to the declared bound (fixed per-record map)
     w = np.minimum(w, wb)
     return w, wb
+
+# %% ../nbs/15_dp_2erm.ipynb #50303469
+@method_of(CompositionBaselineClassifier, "fit")
+def _composition_fit(self, X, y, *, T, outcome=None):
+    "Two DP releases (propensity, then weighted outcome model), both charged before any noise."
+    with atomic_fit(self), release_guard():
+        eps, split, clip = self._check_public(outcome)
+        X, y, T, cov, eps, dlt = self._read_data(X, y, T, eps)
+        e1, e2 = (eps * split, eps * (1 - split)) if is_private(eps) else (np.inf, np.inf)
+        acc = resolve_accountant(self.accountant)
+        if hasattr(acc, "check") and is_private(eps): acc.check(eps, dlt)        # both spends fit, before any noise
+        g1, g2 = _child_seeds(self.random_state)
+        lab = self.label or "CompositionBaselineClassifier"
+        prop = DPLogisticRegression(epsilon=e1, delta=dlt / 2, lam=self.propensity_lam, x_bounds=cov.x_bounds,
+                                    accountant=acc, label=f"{lab}: propensity", random_state=g1).fit(X, T)
+        w, wb = self._ipw_weights(prop.predict_proba(X)[:, 1], T, outcome, clip)
+        out = DPLogisticRegression(epsilon=e2, delta=dlt / 2, lam=self.lam, x_bounds=cov.x_bounds,
+                                   weight_bound=wb, accountant=acc, label=f"{lab}: outcome model",
+                                   random_state=g2).fit(X, y, sample_weight=w)
+        self.coef_, self.classes_, self.feature_map_ = out.coef_, out.classes_, out.feature_map_
+        self.propensity_coef_, self.charged_to_ = prop.coef_, acc
+        self.epsilon_spent_ = prop.epsilon_spent_ + out.epsilon_spent_
+        self.delta_spent_ = prop.delta_spent_ + out.delta_spent_
+        return self
 
 # %% ../nbs/15_dp_2erm.ipynb #e893bed2
 # the released outcome model is used as DP2ERMClassifier's: one implementation, a method of each class
