@@ -375,12 +375,15 @@ def nhefs_schema(*, extra:str="drop"):
 # %% ../nbs/05_datasets.ipynb #988df1df
 _NIU_SIGMA_E = 0.5 ** np.abs(np.subtract.outer(np.arange(6), np.arange(6)))
 
-# %% ../nbs/05_datasets.ipynb #12d87636
+# %% ../nbs/05_datasets.ipynb #ea9f83e9
+def _niu_lse(z): return np.logaddexp(0.0, z)      # log(1 + eᶻ)
+def _niu_sig(z): return 1 / (1 + np.exp(-z))      # the logistic function, as written in the paper
+def _niu_pos(z): return np.maximum(z, 0.0)        # the positive part
+
+# %% ../nbs/05_datasets.ipynb #3e723d2e
 def _niu_functions(setup):
     "(sample X, b, e, τ) of one Niu et al. setup, vectorised over rows."
-    lse = lambda z: np.logaddexp(0.0, z)
-    sig = lambda z: 1 / (1 + np.exp(-z))
-    pos = lambda z: np.maximum(z, 0.0)
+    lse, sig, pos = _niu_lse, _niu_sig, _niu_pos
     if setup == "A":
         return (lambda r, n: r.uniform(0, 1, (n, 6)),
                 lambda x: np.sin(np.pi * x[:, 0] * x[:, 1]) + 2 * (x[:, 2] - 0.5) ** 2 + x[:, 3] + 0.5 * x[:, 4],
