@@ -16,31 +16,21 @@ from .cate import DPCATE
 # %% auto #0
 __all__ = ['pehe', 'pehe_experiment', 'pehe_table', 'plot_pehe', 'functional_pehe_experiment', 'pehe_markdown']
 
-# %% ../nbs/19_experiments.ipynb #46fe75ed
+# %% ../nbs/19_experiments.ipynb #1cab5088
 def pehe(tau_hat, tau) -> float:
     "Precision in estimating heterogeneous effects: $\\sqrt{\\mathrm{mean}((\\hat\\tau-\\tau)^2)}$."
     return float(np.sqrt(np.mean((np.asarray(tau_hat) - np.asarray(tau)) ** 2)))
 
-def _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_queries, dpcate_kwargs,
-              reproducible) -> list:
-    "One (n, repetition) cell of the sweep: its randomness comes from its own child seed only (worker-order free)."
-    # the caller's reproducible_noise() block is a context variable: re-enter it where the cell runs
-    if reproducible:
-        with reproducible_noise():
-            return _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_queries,
-                             dpcate_kwargs, False)
-    rng = np.random.default_rng(child)
-    rows = []
-    ds = make(n, random_state=rng)
-    q = ds.dgp.sample(n_queries, rng)
-    # synthetic data: each cell charges its own unlimited ledger, created where the cell runs (a worker cannot charge
-    # the caller's accountant: accounting refuses copies in other processes)
-    kw = dict(x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, delta=delta,
-              accountant=PrivacyAccountant()) | dpcate_kwargs
-    base = dict(dataset=dataset, n=n, rep=rep, constant=float(np.std(q.tau)))
-    seeds = iter(spawn_generators(rng, 1 + len(epsilons) * len(calibrations)))   # one stream per fit
+# %% ../nbs/19_experiments.ipynb #157ff37a
+def _tqdm(total, disable, desc):
+    from tqdm.auto import tqdm   # optional dev dependency: imported only when an experiment runs
+    return tqdm(total=total, disable=disable, desc=desc)
+
+# %% ../nbs/19_experiments.ipynb #fa903857
+def _pehe_fits(ds, q, base:dict, kw:dict, seeds, epsilons, calibrations) -> list:
+    "Rows of one cell: the non-private fit, then one fit per (ε, calibration), each from the next seed of `seeds`."
     est = DPCATE(epsilon=np.inf, calibration="global", random_state=next(seeds), **kw).fit(ds.Y, ds.T, X=ds.X)
-    rows.append(base | dict(epsilon=np.inf, calibration="non-private", pehe=pehe(est.effect(q.X), q.tau)))
+    rows = [base | dict(epsilon=np.inf, calibration="non-private", pehe=pehe(est.effect(q.X), q.tau))]
     for eps in epsilons:
         for cal in calibrations:
             with warnings.catch_warnings():
@@ -51,6 +41,27 @@ def _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_que
                                         noise=est.release_info_.get("sigma"), dp=est.release_info_["dp"]))
     return rows
 
+# %% ../nbs/19_experiments.ipynb #c1cd85b8
+def _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_queries, dpcate_kwargs,
+              reproducible) -> list:
+    "One (n, repetition) cell of the sweep: its randomness comes from its own child seed only (worker-order free)."
+    # the caller's reproducible_noise() block is a context variable: re-enter it where the cell runs
+    if reproducible:
+        with reproducible_noise():
+            return _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_queries,
+                             dpcate_kwargs, False)
+    rng = np.random.default_rng(child)
+    ds = make(n, random_state=rng)
+    q = ds.dgp.sample(n_queries, rng)
+    # synthetic data: each cell charges its own unlimited ledger, created where the cell runs (a worker cannot charge
+    # the caller's accountant: accounting refuses copies in other processes)
+    kw = dict(x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, delta=delta,
+              accountant=PrivacyAccountant()) | dpcate_kwargs
+    base = dict(dataset=dataset, n=n, rep=rep, constant=float(np.std(q.tau)))
+    seeds = iter(spawn_generators(rng, 1 + len(epsilons) * len(calibrations)))   # one stream per fit
+    return _pehe_fits(ds, q, base, kw, seeds, epsilons, calibrations)
+
+# %% ../nbs/19_experiments.ipynb #23c7cb33
 def pehe_experiment(dataset:str="Dataset 1", # "Dataset 1" or "Dataset 2" (dp_causal_nb.datasets)
                     ns=(3000, 10_000, 30_000), epsilons=(0.5, 1, 2, 4, 8, 16), delta:float=1e-5,
                     calibrations=("global", "parameter", "ges"), n_reps:int=3, n_queries:int=300,
@@ -75,6 +86,7 @@ def pehe_experiment(dataset:str="Dataset 1", # "Dataset 1" or "Dataset 2" (dp_ca
     bar.close()
     return rows
 
+# %% ../nbs/19_experiments.ipynb #0f1ebb6b
 def pehe_table(rows) -> str:
     "Markdown table: mean PEHE over repetitions, one row per (dataset, n, calibration), one column per ε."
     keys = sorted({(r["dataset"], r["n"], r["calibration"]) for r in rows},
@@ -91,6 +103,7 @@ def pehe_table(rows) -> str:
                      + f" | {const:.3f} |")
     return "\n".join(lines)
 
+# %% ../nbs/19_experiments.ipynb #347a8804
 def plot_pehe(rows, ax=None):
     "Privacy–utility plot: mean PEHE against ε (log axis), one line per (n, calibration)."
     import matplotlib.pyplot as plt
@@ -110,13 +123,27 @@ def plot_pehe(rows, ax=None):
     ax.legend(fontsize=6, ncol=2)
     return ax
 
+# %% ../nbs/19_experiments.ipynb #ce1d4d35
+def _functional_run(dataset, run, ds, test, kw:dict, epsilons, modes, finite) -> list:
+    "Rows of one run: the non-private fit, then per ε one fit per release mode (and one finite-query fit)."
+    est = DPCATE(epsilon=np.inf, **kw).fit(ds.Y, ds.A, X=ds.X)
+    rows = [dict(dataset=dataset, run=run, epsilon=np.inf, method="non-private",
+                 pehe=pehe(est.effect(test.X), test.tau))]
+    for eps in epsilons:
+        for mode in modes:          # one fit per release: each fitted DPCATE makes a single release
+            est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.A, X=ds.X)
+            f = est.release_function(noise=mode, random_state=run)
+            rows.append(dict(dataset=dataset, run=run, epsilon=eps, method=f"functional ({mode})",
+                             pehe=pehe(f(test.X), test.tau), r=f.noise_scale))
+        if finite:
+            est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.A, X=ds.X)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rows.append(dict(dataset=dataset, run=run, epsilon=eps, method="finite-query (global)",
+                                 pehe=pehe(est.effect(test.X), test.tau)))
+    return rows
 
-
-def _tqdm(total, disable, desc):
-    from tqdm.auto import tqdm   # optional dev dependency: imported only when an experiment runs
-    return tqdm(total=total, disable=disable, desc=desc)
-
-# %% ../nbs/19_experiments.ipynb #aaec37b3
+# %% ../nbs/19_experiments.ipynb #a07c90d4
 def functional_pehe_experiment(dataset:str="Dataset 1", *, n:int=3000, epsilons=(0.5, 1, 2, 4, 8, 16), n_runs:int=3,
                                n_test:int=300, bandwidth:float|None=None, lam:float=0.05, delta:float=1e-5,
                                propensity_clip:float=0.1, modes=("strict", "proof"), finite:bool=True,
@@ -130,23 +157,10 @@ def functional_pehe_experiment(dataset:str="Dataset 1", *, n:int=3000, epsilons=
         test = ds.dgp.sample(n_test, random_state=10_000 + run)
         kw = dict(final="kernel", learner="r", delta=delta, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
                   propensity_clip=propensity_clip, lam=lam, bandwidth=bandwidth, random_state=run)
-        est = DPCATE(epsilon=np.inf, **kw).fit(ds.Y, ds.A, X=ds.X)
-        rows.append(dict(dataset=dataset, run=run, epsilon=np.inf, method="non-private",
-                         pehe=pehe(est.effect(test.X), test.tau)))
-        for eps in epsilons:
-            for mode in modes:          # one fit per release: each fitted DPCATE makes a single release
-                est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.A, X=ds.X)
-                f = est.release_function(noise=mode, random_state=run)
-                rows.append(dict(dataset=dataset, run=run, epsilon=eps, method=f"functional ({mode})",
-                                 pehe=pehe(f(test.X), test.tau), r=f.noise_scale))
-            if finite:
-                est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.A, X=ds.X)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    rows.append(dict(dataset=dataset, run=run, epsilon=eps, method="finite-query (global)",
-                                     pehe=pehe(est.effect(test.X), test.tau)))
+        rows.extend(_functional_run(dataset, run, ds, test, kw, epsilons, modes, finite))
     return rows
 
+# %% ../nbs/19_experiments.ipynb #4a3910ea
 def pehe_markdown(rows) -> str:
     "Markdown table: mean PEHE (± sd over runs) per method and ε."
     eps = sorted({r["epsilon"] for r in rows})
@@ -160,5 +174,3 @@ def pehe_markdown(rows) -> str:
             cells.append(f"{np.mean(v):.3g} ± {np.std(v):.2g}" if v else "")
         out.append(f"| {m} | " + " | ".join(cells) + " |")
     return "\n".join(out)
-
-

@@ -14,9 +14,10 @@ __all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'lin_features', 'gram_statistics', 
            'adjusted_range', 'adjusted_outcomes', 'LinRelease', 'lin_estimate', 'lin_draw', 'lin_release',
            'DPLinAdjustment']
 
-# %% ../nbs/10c_dp_lin.ipynb #68472af0
+# %% ../nbs/10c_dp_lin.ipynb #ab381655
 from .core import (atomic_fit, check_array, check_binary_treatment, check_bounds, check_consistent_length,
-                               check_epsilon_delta, check_scalar, clean_cells, is_private, release_guard)
+                               check_epsilon_delta, check_scalar, clean_cells, is_private, release_guard,
+                               method_of)
 from .accounting import resolve_accountant
 from .mechanisms import gdp_mu, gdp_sigma
 from .secure_noise import grid_release, noise_rng, plan_gaussian
@@ -157,7 +158,26 @@ def lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_featu
     sums, plan2 = dim_release(adjusted_outcomes(Y, T, Z, beta, outcome_bounds, rb), T, rb, sigmas[1], rng)
     return LinRelease(gram, sums, len(Y), tuple(outcome_bounds), rb, (plan1.sd, plan2.sd))
 
-# %% ../nbs/10c_dp_lin.ipynb #b3240921
+# %% ../nbs/10c_dp_lin.ipynb #97f083d8
+def _lin_sigmas(eps, dlt, bounds, p:int) -> tuple:
+    "σ of the two releases (Gram vector, adjusted sums) from the budget's μ; a grid too small is refused here."
+    mu = gdp_mu(eps, dlt) if is_private(eps) else np.inf
+    sigmas = (gdp_sigma(mu * math.sqrt(GRAM_SHARE), GRAM_SENSITIVITY),
+              gdp_sigma(mu * math.sqrt(1 - GRAM_SHARE), bounds[1] - bounds[0]))
+    plan_gaussian(sigmas[0], GRAM_SENSITIVITY, p * (p + 3))              # a grid too small: refused
+    plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                   # here, before the charge
+    return sigmas
+
+# %% ../nbs/10c_dp_lin.ipynb #7389bef4
+def _lin_charge(accountant, eps, dlt, label:str) -> tuple:
+    "Check and charge the budget before any noise: (ε, δ), or (∞, 0) labelled not private at ε = ∞; what was spent."
+    spent = (eps, dlt) if is_private(eps) else (np.inf, 0.0)
+    acc = resolve_accountant(accountant)
+    acc.check(*spent)
+    acc.spend(*spent, label=label if is_private(eps) else f"{label} [not private: epsilon=inf]")
+    return spent
+
+# %% ../nbs/10c_dp_lin.ipynb #ba98fee3
 def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:float=0.95, accountant=None,
                 random_state=None, label:str="lin_release") -> dict:
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial (Lin's interacted regression, Theorems 1 and 2).
@@ -190,22 +210,15 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
     with release_guard():    # no floating-point event raises, no data-dependent warning shows (notebook 00)
         Y, T, X, bounds, xb, level, n = _check_inputs(Y, T, X, outcome_bounds, x_bounds, level)
         eps, dlt = check_epsilon_delta(epsilon, delta, n=n, require_delta=True)
-        private, Z = is_private(eps), lin_features(X, xb)
-        mu = gdp_mu(eps, dlt) if private else np.inf
-        sigmas = (gdp_sigma(mu * math.sqrt(GRAM_SHARE), GRAM_SENSITIVITY),
-                  gdp_sigma(mu * math.sqrt(1 - GRAM_SHARE), bounds[1] - bounds[0]))
-        plan_gaussian(sigmas[0], GRAM_SENSITIVITY, Z.shape[1] * (Z.shape[1] + 3))   # a grid too small: refused
-        plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                            # here, before the charge
-        spent = (eps, dlt) if private else (np.inf, 0.0)
+        Z = lin_features(X, xb)
+        sigmas = _lin_sigmas(eps, dlt, bounds, Z.shape[1])
         rng = noise_rng(random_state, "regression adjustment")   # a bad random_state fails here, before the charge
-        acc = resolve_accountant(accountant)
-        acc.check(*spent)
-        acc.spend(*spent, label=label if private else f"{label} [not private: epsilon=inf]")
+        spent = _lin_charge(accountant, eps, dlt, label)
         rel = lin_draw(Y, T, Z, bounds, sigmas, rng)
         est = lin_estimate(rel, level)
     return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
 
-# %% ../nbs/10c_dp_lin.ipynb #4f626515
+# %% ../nbs/10c_dp_lin.ipynb #f2ed0ffb
 class DPLinAdjustment(ConstantEffect):
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial (Lin 2013), from noisy sufficient statistics.
 
@@ -254,28 +267,33 @@ class DPLinAdjustment(ConstantEffect):
                     x_bounds=self.x_bounds, level=self.level, accountant=self.accountant, label=self.label,
                     random_state=self.random_state)
 
-    def fit(self, Y, T, *, X=None):
-        "Release the regression-adjusted ATE of `Y` between the arms of `T`, adjusted for the covariates `X`."
-        if self.epsilon is None:
-            raise ValueError("give a privacy budget: epsilon (and delta), e.g. epsilon=1.0 (np.inf: non-private)")
-        with atomic_fit(self), release_guard():
-            r = lin_release(Y, T, X, outcome_bounds=self.outcome_bounds, x_bounds=self.x_bounds,
-                            epsilon=self.epsilon, delta=self.delta, level=self.level, accountant=self.accountant,
-                            random_state=self.random_state, label=self.label or "DPLinAdjustment")
-            self.ate_, self.stderr_, self.conf_int_ = r["ate"], r["stderr"], r["interval"]
-            self.noise_var_, self.n_, self.coefficients_ = r["noise_var"], r["n"], r["release"].coefficients
-            self.epsilon_spent_, self.delta_spent_, self.level_ = r["epsilon_spent"], r["delta_spent"], r["level"]
-            self.charged_to_, self._released = resolve_accountant(self.accountant), r["release"]
-        return self
+# %% ../nbs/10c_dp_lin.ipynb #367596ea
+@method_of(DPLinAdjustment, "fit")
+def _lin_fit(self, Y, T, *, X=None):
+    "Release the regression-adjusted ATE of `Y` between the arms of `T`, adjusted for the covariates `X`."
+    if self.epsilon is None:
+        raise ValueError("give a privacy budget: epsilon (and delta), e.g. epsilon=1.0 (np.inf: non-private)")
+    with atomic_fit(self), release_guard():
+        r = lin_release(Y, T, X, outcome_bounds=self.outcome_bounds, x_bounds=self.x_bounds,
+                        epsilon=self.epsilon, delta=self.delta, level=self.level, accountant=self.accountant,
+                        random_state=self.random_state, label=self.label or "DPLinAdjustment")
+        self.ate_, self.stderr_, self.conf_int_ = r["ate"], r["stderr"], r["interval"]
+        self.noise_var_, self.n_, self.coefficients_ = r["noise_var"], r["n"], r["release"].coefficients
+        self.epsilon_spent_, self.delta_spent_, self.level_ = r["epsilon_spent"], r["delta_spent"], r["level"]
+        self.charged_to_, self._released = resolve_accountant(self.accountant), r["release"]
+    return self
 
-    def _interval(self, alpha:float) -> tuple:
-        "The 1 − α interval, post-processing of the release (`effect_interval` of `ConstantEffect`)."
-        return lin_estimate(self._released, 1 - alpha)["interval"]
+# %% ../nbs/10c_dp_lin.ipynb #528f4922
+@method_of(DPLinAdjustment, "_interval")
+def _lin__interval(self, alpha:float) -> tuple:
+    "The 1 − α interval, post-processing of the release (`effect_interval` of `ConstantEffect`)."
+    return lin_estimate(self._released, 1 - alpha)["interval"]
 
-    def summary(self) -> str:
-        "The release in words."
-        if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
-        lo, hi = self.conf_int_
-        return (f"private regression-adjusted ATE (Lin): {self.ate_:.4g} ({100 * self.level_:g}% interval {lo:.4g} to "
-                f"{hi:.4g}; stderr {self.stderr_:.3g}, of which privacy noise sd {math.sqrt(self.noise_var_):.3g}); "
-                f"charged (ε, δ) = ({self.epsilon_spent_:g}, {self.delta_spent_:g})")
+@method_of(DPLinAdjustment, "summary")
+def _lin_summary(self) -> str:
+    "The release in words."
+    if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
+    lo, hi = self.conf_int_
+    return (f"private regression-adjusted ATE (Lin): {self.ate_:.4g} ({100 * self.level_:g}% interval {lo:.4g} to "
+            f"{hi:.4g}; stderr {self.stderr_:.3g}, of which privacy noise sd {math.sqrt(self.noise_var_):.3g}); "
+            f"charged (ε, δ) = ({self.epsilon_spent_:g}, {self.delta_spent_:g})")

@@ -111,7 +111,43 @@ def template_guarantee(model) -> tuple:
     raise TypeError(f"{type(model).__name__} declares no differential-privacy guarantee: use a dp_causal_nb.erm model, "
                     "a DP-EBM, or wrap a model you trust with user_models.declare_private(model, epsilon, delta)")
 
-# %% ../nbs/17_meta_learners.ipynb #fa78c5e7
+# %% ../nbs/17_meta_learners.ipynb #0a229ebc
+def _dperm_params(p:dict, lo, hi, y_bounds, weight_bound, seed) -> dict:
+    "The public inputs a library DP-ERM module is given: x_bounds, seed, y_bounds and weight_bound where it has them."
+    fm = p.get("feature_map")
+    if fm is not None and getattr(fm, "x_bounds", None) is not None:
+        raise ValueError("declare x_bounds on the meta-learner, not on a base learner's feature_map")
+    new = dict(x_bounds=(lo, hi), random_state=seed)
+    if "y_bounds" in p and y_bounds is not None: new["y_bounds"] = y_bounds
+    if weight_bound is not None: new["weight_bound"] = weight_bound
+    return new
+
+# %% ../nbs/17_meta_learners.ipynb #9d04ad25
+def _ebm_params(p:dict, lo, hi, y_bounds, seed) -> dict:
+    "The public inputs a DP-EBM module is given: privacy bounds, feature types, target bounds and (opted in) a seed."
+    # interpret draws its noise from its random_state, and our seeds are public (get_params): it gets None (its own
+    # OS entropy) unless the caller opted in with reproducible_noise(), as for our own releases (notebook 01a);
+    # interpret then warns that its noise is deterministic (re-raised by the pipeline as PrivacyLeakWarning)
+    opted_in = _REPRODUCIBLE.get() and seed is not None and not isinstance(seed, np.random.Generator)
+    seed = int(seed) if opted_in else None
+    new = dict(privacy_bounds=np.column_stack([lo, hi]), feature_types=["continuous"] * len(lo), random_state=seed)
+    if "privacy_target_min" in p:
+        if y_bounds is None: raise ValueError("a DP-EBM regressor needs public target bounds")
+        new.update(privacy_target_min=float(y_bounds[0]), privacy_target_max=float(y_bounds[1]))
+    return new
+
+# %% ../nbs/17_meta_learners.ipynb #5736d8dd
+def _check_weighted(model):
+    "A weighted module (T/X-learners, R-learner final stage) must take sample weights; DP-EBMs are refused."
+    if _is_ebm(model):
+        raise ValueError("DP-EBM cannot be a weighted module (T/X-learner outcome and effect "
+                         "models, R-learner final stage): interpret refuses zero weights and its guarantee is "
+                         "not stated for weighted records; use it in DPSLearner / DPDRLearner or for "
+                         "the R-learner's nuisances")
+    if not isinstance(model, _DPERM) and not has_fit_parameter(model, "sample_weight"):
+        raise TypeError(f"{type(model).__name__} takes no sample_weight, which this module needs")
+
+# %% ../nbs/17_meta_learners.ipynb #78b76290
 def configure_base(template, *, epsilon, delta, x_bounds, y_bounds=None, weight_bound=None, seed=None):
     "Clone `template` and hand it the pipeline's public inputs; returns (model, declared (ε, δ))."
     model = clone(template)
@@ -121,31 +157,9 @@ def configure_base(template, *, epsilon, delta, x_bounds, y_bounds=None, weight_
     lo, hi = x_bounds
     new = {}
     if isinstance(model, _DPERM) or _is_ebm(model): new.update(epsilon=epsilon, delta=delta)
-    if isinstance(model, _DPERM):
-        fm = p.get("feature_map")
-        if fm is not None and getattr(fm, "x_bounds", None) is not None:
-            raise ValueError("declare x_bounds on the meta-learner, not on a base learner's feature_map")
-        new.update(x_bounds=(lo, hi), random_state=seed)
-        if "y_bounds" in p and y_bounds is not None: new["y_bounds"] = y_bounds
-        if weight_bound is not None: new["weight_bound"] = weight_bound
-    elif _is_ebm(model):
-        # interpret draws its noise from its random_state, and our seeds are public (get_params): it gets None (its own
-        # OS entropy) unless the caller opted in with reproducible_noise(), as for our own releases (notebook 01a);
-        # interpret then warns that its noise is deterministic (re-raised by the pipeline as PrivacyLeakWarning)
-        opted_in = _REPRODUCIBLE.get() and seed is not None and not isinstance(seed, np.random.Generator)
-        seed = int(seed) if opted_in else None
-        new.update(privacy_bounds=np.column_stack([lo, hi]), feature_types=["continuous"] * len(lo), random_state=seed)
-        if "privacy_target_min" in p:
-            if y_bounds is None: raise ValueError("a DP-EBM regressor needs public target bounds")
-            new.update(privacy_target_min=float(y_bounds[0]), privacy_target_max=float(y_bounds[1]))
-    if weight_bound is not None:   # a weighted module (T/X-learners, R-learner final stage)
-        if _is_ebm(model):
-            raise ValueError("DP-EBM cannot be a weighted module (T/X-learner outcome and effect "
-                             "models, R-learner final stage): interpret refuses zero weights and its guarantee is "
-                             "not stated for weighted records; use it in DPSLearner / DPDRLearner or for "
-                             "the R-learner's nuisances")
-        if not isinstance(model, _DPERM) and not has_fit_parameter(model, "sample_weight"):
-            raise TypeError(f"{type(model).__name__} takes no sample_weight, which this module needs")
+    if isinstance(model, _DPERM): new.update(_dperm_params(p, lo, hi, y_bounds, weight_bound, seed))
+    elif _is_ebm(model): new.update(_ebm_params(p, lo, hi, y_bounds, seed))
+    if weight_bound is not None: _check_weighted(model)   # a weighted module (T/X-learners, R-learner final stage)
     model.set_params(**new)
     return model, template_guarantee(model)
 
@@ -161,7 +175,22 @@ def _declared_private(model) -> bool:
     try: return is_private(private_guarantee(model)[0])
     except (TypeError, ValueError): return True
 
-# %% ../nbs/17_meta_learners.ipynb #fefc1ce3
+# %% ../nbs/17_meta_learners.ipynb #4b0095d4
+def _with_pseudo_records(model, X, y, sample_weight):
+    "(X, y, sample_weight) with the public pseudo-records of `_fit_base` appended (two for a classifier, one for a "
+    "user's private weighted module, none otherwise)."
+    if sample_weight is None and hasattr(model, "predict_proba"):   # a classifier module (every kind: one rule)
+        X = np.vstack([X, np.tile(_pseudo_point(model, X.shape[1]), (2, 1))])
+        y = np.concatenate([np.asarray(y), [0, 1]])
+    # a user's private weighted module: one public pseudo-record
+    if sample_weight is not None and _declared_private(model):
+        X = np.vstack([X, _pseudo_point(model, X.shape[1])[None, :]])   # (target 0, weight 1e-3), so a part holding no
+        # record of the module's arm is not all-zero weights
+        y = np.concatenate([np.asarray(y, float), [0.0]])
+        sample_weight = np.concatenate([np.asarray(sample_weight, float), [1e-3]])
+    return X, y, sample_weight
+
+# %% ../nbs/17_meta_learners.ipynb #f0fec481
 def _fit_base(model, X, y, sample_weight=None):
     """Fit one module on its part; returns (fitted model, messages of privacy warnings raised by it).
 
@@ -178,15 +207,7 @@ def _fit_base(model, X, y, sample_weight=None):
     data only through the declared model's output (post-processing), never through an exception. The fit runs under
     the library's warnings lock, so a module's data-dependent warning cannot escape through another thread's capture."""
     if isinstance(model, _DPERM): model.set_params(accountant=PrivacyAccountant())
-    if sample_weight is None and hasattr(model, "predict_proba"):   # a classifier module (every kind: one rule)
-        X = np.vstack([X, np.tile(_pseudo_point(model, X.shape[1]), (2, 1))])
-        y = np.concatenate([np.asarray(y), [0, 1]])
-    # a user's private weighted module: one public pseudo-record
-    if sample_weight is not None and _declared_private(model):
-        X = np.vstack([X, _pseudo_point(model, X.shape[1])[None, :]])   # (target 0, weight 1e-3), so a part holding no
-        # record of the module's arm is not all-zero weights
-        y = np.concatenate([np.asarray(y, float), [0.0]])
-        sample_weight = np.concatenate([np.asarray(sample_weight, float), [1e-3]])
+    X, y, sample_weight = _with_pseudo_records(model, X, y, sample_weight)
     with _QUIET, warnings.catch_warnings(record=True) as rec, np.errstate(all="ignore"):   # one capture at a time:
         warnings.simplefilter("always")          # catch_warnings is process-wide (threads, Dask workers share it)
         try:
@@ -228,7 +249,7 @@ def _design(X, T):
 def _design_bounds(lo, hi):
     return np.concatenate([lo, [0.0], np.minimum(lo, 0)]), np.concatenate([hi, [1.0], np.maximum(hi, 0)])
 
-# %% ../nbs/17_meta_learners.ipynb #93aca402
+# %% ../nbs/17_meta_learners.ipynb #877198c0
 class _DPMetaLearner(BaseEstimator):
     _parts, _default_split = (), ()
     def __init__(self, *, outcome_bounds=None, x_bounds=None, epsilon:float=1.0, delta:float=1e-5,
@@ -247,33 +268,47 @@ class _DPMetaLearner(BaseEstimator):
                     outcome=DPRidgeRegression(lam=0.1) if self.outcome_model is None else self.outcome_model,
                     final=DPRidgeRegression(lam=1.0) if self.final_model is None else self.final_model)
 
-    def _public(self, n, p, x_bounds="declared"):
-        "All public inputs, validated before the data is read beyond its shape."
-        if self.outcome_bounds is None:
-            raise ValueError("outcome_bounds must be declared as public (lower, upper) bounds")
-        if self.x_bounds is None: raise ValueError("x_bounds must be declared as public (lower, upper) bounds")
-        ylo, yhi = check_bounds(self.outcome_bounds, "outcome_bounds", 1)
-        xb = check_bounds(self.x_bounds if isinstance(x_bounds, str) else x_bounds, "x_bounds", n_features=p)
-        eps, dlt = check_epsilon_delta(self.epsilon, self.delta, n=n)
-        k = check_scalar(self.propensity_clip, "propensity_clip", low=0, high=0.5)
-        r = check_split(self._default_split if self.split is None else self.split, self._parts)
-        return (float(ylo[0]), float(yhi[0])), xb, eps, dlt, k, split_sizes(n, r)
 
-# %% ../nbs/17_meta_learners.ipynb #adaea2f3
-@method_of(_DPMetaLearner, "_fit_impl")
-def _meta_fit_impl(self, Y, T, X):
+
+# %% ../nbs/17_meta_learners.ipynb #fc021c0b
+@method_of(_DPMetaLearner, "_public")
+def _meta__public(self, n, p, x_bounds="declared"):
+    "All public inputs, validated before the data is read beyond its shape."
+    if self.outcome_bounds is None:
+        raise ValueError("outcome_bounds must be declared as public (lower, upper) bounds")
+    if self.x_bounds is None: raise ValueError("x_bounds must be declared as public (lower, upper) bounds")
+    ylo, yhi = check_bounds(self.outcome_bounds, "outcome_bounds", 1)
+    xb = check_bounds(self.x_bounds if isinstance(x_bounds, str) else x_bounds, "x_bounds", n_features=p)
+    eps, dlt = check_epsilon_delta(self.epsilon, self.delta, n=n)
+    k = check_scalar(self.propensity_clip, "propensity_clip", low=0, high=0.5)
+    r = check_split(self._default_split if self.split is None else self.split, self._parts)
+    return (float(ylo[0]), float(yhi[0])), xb, eps, dlt, k, split_sizes(n, r)
+
+# %% ../nbs/17_meta_learners.ipynb #bdff1a91
+@method_of(_DPMetaLearner, "_read")
+def _meta__read(self, Y, T, X):
+    "(Y, T, X, encoded covariates, n): a data frame or a public Schema in, names out; an inferred schema refused."
     if self.x_bounds is None: raise ValueError("x_bounds must be declared as public (lower, upper) bounds")
     cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
     if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): the release "
                                             "would not be DP; declare the schema from public facts")
     Y, T, X = check_array(Y, "Y", ndim=1, finite=False), check_binary_treatment(T, "T"), cov.X   # cells: read below
     n = check_consistent_length(Y=Y, T=T, X=X)
-    yb, xb, eps, dlt, k, sizes = self._public(n, X.shape[1], cov.x_bounds)
-    names = self._parts
+    return Y, T, X, cov, n
+
+# %% ../nbs/17_meta_learners.ipynb #e63aa189
+@method_of(_DPMetaLearner, "_seeds")
+def _meta__seeds(self, names) -> tuple:
+    "(seed of the split, {module: seed}): public child seeds of `random_state` (ints for an int or SeedSequence)."
     seeds = spawn_generators(self.random_state, len(names) + 1)
     seeded = isinstance(self.random_state, (numbers.Integral, np.random.SeedSequence))
     as_seed = (lambda g: int(g.integers(2**31 - 1))) if seeded else (lambda g: g)
-    mods = self._modules(yb, xb, eps, dlt, k, {nm: as_seed(g) for nm, g in zip(names, seeds[1:])})
+    return seeds[0], {nm: as_seed(g) for nm, g in zip(names, seeds[1:])}
+
+# %% ../nbs/17_meta_learners.ipynb #9cedff44
+@method_of(_DPMetaLearner, "_charge")
+def _meta__charge(self, mods:dict, names) -> tuple:
+    "Check, then record, the parallel composition of the modules' guarantees; returns ((ε, δ) total, accountant)."
     cost = [g for _, g in mods.values()]
     total = (max(e for e, _ in cost), max(d for _, d in cost))
     if not is_private(total[0]): total = (np.inf, 0.0)
@@ -286,10 +321,21 @@ def _meta_fit_impl(self, Y, T, X):
         for nm in names:
             g = mods[nm][1] if is_private(mods[nm][1][0]) else (np.inf, 0.0)
             block.spend(*g, part=nm, label=f"{nm} module" + ("" if is_private(g[0]) else " [not private: epsilon=inf]"))
+    return total, acc
+
+# %% ../nbs/17_meta_learners.ipynb #a6a1add3
+@method_of(_DPMetaLearner, "_fit_impl")
+def _meta_fit_impl(self, Y, T, X):
+    Y, T, X, cov, n = self._read(Y, T, X)
+    yb, xb, eps, dlt, k, sizes = self._public(n, X.shape[1], cov.x_bounds)
+    names = self._parts
+    split_seed, module_seeds = self._seeds(names)
+    mods = self._modules(yb, xb, eps, dlt, k, module_seeds)
+    total, acc = self._charge(mods, names)
     X = clean_cells(X, "X", xb, action="clip")                      # core's input policy: ±inf out of bounds, clipped
     Y = clean_cells(Y, "Y", yb, action="clip")
     ratios = check_split(self._default_split if self.split is None else self.split, names)
-    idx = dict(zip(names, split_indices(n, ratios, seeds[0])))      # the sizes are split_sizes(n, ratios) = sizes
+    idx = dict(zip(names, split_indices(n, ratios, split_seed)))    # the sizes are split_sizes(n, ratios) = sizes
     fitted, leaks = self._stages({nm: m for nm, (m, _) in mods.items()}, idx, Y, T, X, yb, k)
     for msg in dict.fromkeys(leaks): warnings.warn(f"a base learner warned: {msg}", PrivacyLeakWarning, stacklevel=3)
     self.models_, self.x_bounds_, self.outcome_bounds_ = fitted, xb, yb
@@ -366,7 +412,7 @@ class DPTLearner(_DPMetaLearner):
                                                 (T[idx[f"outcome{a}"]] == a).astype(float)) for a in (0, 1)})
     def _tau(self, X): return _predict(self.models_["outcome1"], X) - _predict(self.models_["outcome0"], X)
 
-# %% ../nbs/17_meta_learners.ipynb #000abf1b
+# %% ../nbs/17_meta_learners.ipynb #dafc27b3
 class DPXLearner(_DPMetaLearner):
     "DP X-learner (Künzel et al. 2019) on five parts: μ₀, μ₁, e, then τ₀, τ₁ on imputed effects with public bounds."
     _parts = ("outcome0", "outcome1", "propensity", "effect0", "effect1")
@@ -380,21 +426,26 @@ class DPXLearner(_DPMetaLearner):
         mods.update({f"effect{a}": configure_base(t["final"], y_bounds=(-R, R), weight_bound=1.0,
                                                   seed=seeds[f"effect{a}"], **c) for a in (0, 1)})
         return mods
-    def _stages(self, mods, idx, Y, T, X, yb, k):
-        w = lambda nm, a: (T[idx[nm]] == a).astype(float)
-        s1, l1 = self._run_stage({nm: (mods[nm], X[idx[nm]], Y[idx[nm]], w(nm, a))
-                                  for a, nm in enumerate(("outcome0", "outcome1"))}
-                                 | dict(propensity=(mods["propensity"], X[idx["propensity"]], T[idx["propensity"]])))
-        mu = lambda a, i: clip_nuisances(mu0=_predict(s1[f"outcome{a}"], X[i]), y_bounds=yb).mu0
-        i0, i1 = idx["effect0"], idx["effect1"]
-        s2, l2 = self._run_stage(dict(effect0=(mods["effect0"], X[i0], mu(1, i0) - Y[i0], w("effect0", 0)),
-                                      effect1=(mods["effect1"], X[i1], Y[i1] - mu(0, i1), w("effect1", 1))))
-        self.propensity_clip_ = k
-        return s1 | s2, l1 + l2
-    def _tau(self, X):
-        e = clip_nuisances(_predict(self.models_["propensity"], X, proba=True),
-                           propensity_clip=self.propensity_clip_).pi
-        return e * _predict(self.models_["effect0"], X) + (1 - e) * _predict(self.models_["effect1"], X)
+
+# %% ../nbs/17_meta_learners.ipynb #534ca125
+@method_of(DPXLearner, "_stages")
+def _xlearner__stages(self, mods, idx, Y, T, X, yb, k):
+    w = lambda nm, a: (T[idx[nm]] == a).astype(float)
+    s1, l1 = self._run_stage({nm: (mods[nm], X[idx[nm]], Y[idx[nm]], w(nm, a))
+                              for a, nm in enumerate(("outcome0", "outcome1"))}
+                             | dict(propensity=(mods["propensity"], X[idx["propensity"]], T[idx["propensity"]])))
+    mu = lambda a, i: clip_nuisances(mu0=_predict(s1[f"outcome{a}"], X[i]), y_bounds=yb).mu0
+    i0, i1 = idx["effect0"], idx["effect1"]
+    s2, l2 = self._run_stage(dict(effect0=(mods["effect0"], X[i0], mu(1, i0) - Y[i0], w("effect0", 0)),
+                                  effect1=(mods["effect1"], X[i1], Y[i1] - mu(0, i1), w("effect1", 1))))
+    self.propensity_clip_ = k
+    return s1 | s2, l1 + l2
+
+@method_of(DPXLearner, "_tau")
+def _xlearner__tau(self, X):
+    e = clip_nuisances(_predict(self.models_["propensity"], X, proba=True),
+                       propensity_clip=self.propensity_clip_).pi
+    return e * _predict(self.models_["effect0"], X) + (1 - e) * _predict(self.models_["effect1"], X)
 
 # %% ../nbs/17_meta_learners.ipynb #a4ca46ef
 def r_stage_sensitivity(n:int, lam:float, *, residual_bound:float, propensity_clip:float,
@@ -441,9 +492,10 @@ class DPRStageRidge(DPRidgeRegression):
         self.label, self.random_state = label, random_state
         self.method, self.allow_inferred_bounds = "output", False
 
-# %% ../nbs/17_meta_learners.ipynb #f87e7253
-@method_of(DPRStageRidge, "_fit")
-def _rstage_fit(self, X, y, sample_weight=None):
+# %% ../nbs/17_meta_learners.ipynb #3e2d7286
+@method_of(DPRStageRidge, "_public")
+def _rstage__public(self, sample_weight) -> tuple:
+    "(R, κ, λ, ε): the public inputs, checked before the data is read; the weights must be given."
     if self.residual_bound is None or self.propensity_clip is None:
         raise ValueError("DPRStageRidge: declare the public residual_bound (outcome range R) and propensity_clip κ")
     if sample_weight is None:
@@ -452,6 +504,12 @@ def _rstage_fit(self, X, y, sample_weight=None):
         raise ValueError("DPRStageRidge: declare x_bounds (here or on the feature map)")
     R, k = check_scalar(self.residual_bound, "residual_bound", low=0), check_propensity_clip(self.propensity_clip)
     lam, eps = check_scalar(self.lam, "lam", low=0), check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
+    return R, k, lam, eps
+
+# %% ../nbs/17_meta_learners.ipynb #f5346112
+@method_of(DPRStageRidge, "_fit")
+def _rstage_fit(self, X, y, sample_weight=None):
+    R, k, lam, eps = self._public(sample_weight)
     X, y, w = (check_array(X, "X", ndim=2), check_array(y, "y", ndim=1),
                check_array(sample_weight, "sample_weight", ndim=1))
     n = check_consistent_length(X=X, y=y, sample_weight=w)
@@ -480,7 +538,7 @@ def _r_final(template, residual_bound, propensity_clip):
     return DPRStageRidge(lam=p["lam"], feature_map=p["feature_map"], residual_bound=residual_bound,
                          propensity_clip=propensity_clip)
 
-# %% ../nbs/17_meta_learners.ipynb #f1ef6abd
+# %% ../nbs/17_meta_learners.ipynb #5aef71c8
 class _DPOrthoMeta(_DPMetaLearner):
     _parts, _default_split, _kind = ("propensity", "outcome", "final"), (0.25, 0.25, 0.5), None
     def _modules(self, yb, xb, eps, dlt, k, seeds):
@@ -493,20 +551,23 @@ class _DPOrthoMeta(_DPMetaLearner):
                     outcome=configure_base(t["outcome"], x_bounds=_design_bounds(*xb) if self._kind == "dr" else xb,
                                            y_bounds=yb, seed=seeds["outcome"], **c),
                     final=configure_base(fin, x_bounds=xb, seed=seeds["final"], **fkw, **c))
-    def _stages(self, mods, idx, Y, T, X, yb, k):
-        ip, io, i2 = idx["propensity"], idx["outcome"], idx["final"]
-        Xo = _design(X[io], T[io]) if self._kind == "dr" else X[io]
-        s1, l1 = self._run_stage(dict(propensity=(mods["propensity"], X[ip], T[ip]),
-                                      outcome=(mods["outcome"], Xo, Y[io])))
-        x2, n2, o = X[i2], len(i2), s1["outcome"]
-        nu = (dict(mu0=_predict(o, _design(x2, np.zeros(n2))), mu1=_predict(o, _design(x2, np.ones(n2))))
-              if self._kind == "dr" else dict(m=_predict(o, x2)))
-        nu = clip_nuisances(_predict(s1["propensity"], x2, proba=True), y_bounds=yb, propensity_clip=k, **nu)._asdict()
-        phi, rho = orthogonal_targets(Y[i2], T[i2], learner=self._kind,
-                                      **{a: v for a, v in nu.items() if v is not None})
-        s2, l2 = self._run_stage(dict(final=(mods["final"], x2, phi, rho if self._kind == "r" else None)))
-        return s1 | s2, l1 + l2
     def _tau(self, X): return _predict(self.models_["final"], X)
+
+# %% ../nbs/17_meta_learners.ipynb #0b001dd0
+@method_of(_DPOrthoMeta, "_stages")
+def _ortho_meta__stages(self, mods, idx, Y, T, X, yb, k):
+    ip, io, i2 = idx["propensity"], idx["outcome"], idx["final"]
+    Xo = _design(X[io], T[io]) if self._kind == "dr" else X[io]
+    s1, l1 = self._run_stage(dict(propensity=(mods["propensity"], X[ip], T[ip]),
+                                  outcome=(mods["outcome"], Xo, Y[io])))
+    x2, n2, o = X[i2], len(i2), s1["outcome"]
+    nu = (dict(mu0=_predict(o, _design(x2, np.zeros(n2))), mu1=_predict(o, _design(x2, np.ones(n2))))
+          if self._kind == "dr" else dict(m=_predict(o, x2)))
+    nu = clip_nuisances(_predict(s1["propensity"], x2, proba=True), y_bounds=yb, propensity_clip=k, **nu)._asdict()
+    phi, rho = orthogonal_targets(Y[i2], T[i2], learner=self._kind,
+                                  **{a: v for a, v in nu.items() if v is not None})
+    s2, l2 = self._run_stage(dict(final=(mods["final"], x2, phi, rho if self._kind == "r" else None)))
+    return s1 | s2, l1 + l2
 
 # %% ../nbs/17_meta_learners.ipynb #d08e184d
 class DPRLearner(_DPOrthoMeta):

@@ -14,9 +14,9 @@ from .core import (DPDomainWarning, check_array, check_binary_treatment, check_c
 # %% auto #0
 __all__ = ['R_WEIGHT', 'DR_WEIGHT', 'LEARNERS', 'WeightFunction', 'orthogonal_targets', 'orthogonal_weights', 'pseudo_outcomes',
            'check_propensity_clip', 'target_bounds', 'Nuisances', 'clip_nuisances', 'check_learner', 'orthogonal_score',
-           'score_bound', 'phi_energy_bound']
+           'phi_energy_bound', 'score_bound']
 
-# %% ../nbs/06_targets.ipynb #cfbff694
+# %% ../nbs/06_targets.ipynb #bb3ed580
 @dataclass(frozen=True)
 class WeightFunction:
     "A weight function λ(π) > 0 and its derivative λ′(π); the second-stage weight is ρ(a, π) = (a−π)λ′(π) + λ(π)."
@@ -32,13 +32,14 @@ def _dlam_dr(p): return np.zeros_like(p)
 R_WEIGHT = WeightFunction(_lam_r, _dlam_r, "r")      # R-learner: λ = π(1−π), ρ = (a−π)²
 DR_WEIGHT = WeightFunction(_lam_dr, _dlam_dr, "dr")  # DR-learner: λ = 1, ρ = 1
 
+# %% ../nbs/06_targets.ipynb #188eb5fe
 def _weight_function(learner) -> WeightFunction:
     if isinstance(learner, WeightFunction): return learner
     if isinstance(learner, str) and learner.lower() in ("r", "dr"):
         return R_WEIGHT if learner.lower() == "r" else DR_WEIGHT
     raise ValueError(f"learner must be 'r', 'dr' or a WeightFunction, got {learner!r}")
 
-# %% ../nbs/06_targets.ipynb #307b23c7
+# %% ../nbs/06_targets.ipynb #e307acc6
 def _check_pi(pi, name="pi"):
     pi = check_array(pi, name, ndim=1)
     bad = (pi <= 0) | (pi >= 1)
@@ -49,6 +50,17 @@ def _check_pi(pi, name="pi"):
 
 def _opt(a, name): return None if a is None else check_array(a, name, ndim=1)
 
+# %% ../nbs/06_targets.ipynb #a3035d63
+def _r_targets(y, a, p, mu0, mu1, m):
+    "(φ, ρ) of the R-learner (Derivation 3), from `m` = E[Y|X] or from the pair (`mu0`, `mu1`); exactly one is given."
+    if (m is None) == (mu0 is None):
+        raise ValueError("the R-learner needs exactly one outcome nuisance: either m = "
+                         "E[Y|X] or the pair (mu0, mu1)")
+    if m is None:   # (y − μ_a)/(a−π) + μ1 − μ0 = (y − m)/(a−π) with m = πμ1 + (1−π)μ0 (Derivation 3)
+        return (y - np.where(a == 1, mu1, mu0)) / (a - p) + mu1 - mu0, (a - p) ** 2
+    return (y - m) / (a - p), (a - p) ** 2
+
+# %% ../nbs/06_targets.ipynb #323b9dce
 def orthogonal_targets(Y, A, *, pi, mu0=None, mu1=None, m=None, learner="r"):
     "Pseudo-outcomes φ and weights ρ of the orthogonal risk Σ ρᵢ(φᵢ − g(Xᵢ))²; R-learner: give `m` or (`mu0`, `mu1`)."
     w = _weight_function(learner)
@@ -56,13 +68,7 @@ def orthogonal_targets(Y, A, *, pi, mu0=None, mu1=None, m=None, learner="r"):
     mu0, mu1, m = _opt(mu0, "mu0"), _opt(mu1, "mu1"), _opt(m, "m")
     check_consistent_length(Y=y, A=a, pi=p, mu0=mu0, mu1=mu1, m=m)
     if (mu0 is None) != (mu1 is None): raise ValueError("give both mu0 and mu1 (or neither)")
-    if w is R_WEIGHT:
-        if (m is None) == (mu0 is None):
-            raise ValueError("the R-learner needs exactly one outcome nuisance: either m = "
-                             "E[Y|X] or the pair (mu0, mu1)")
-        if m is None:   # (y − μ_a)/(a−π) + μ1 − μ0 = (y − m)/(a−π) with m = πμ1 + (1−π)μ0 (Derivation 3)
-            return (y - np.where(a == 1, mu1, mu0)) / (a - p) + mu1 - mu0, (a - p) ** 2
-        return (y - m) / (a - p), (a - p) ** 2
+    if w is R_WEIGHT: return _r_targets(y, a, p, mu0, mu1, m)
     if m is not None:
         raise ValueError("m = E[Y|X] is only sufficient for the R-learner; this learner needs mu0 and mu1")
     if mu0 is None: raise ValueError("this learner needs the outcome nuisances mu0 and mu1")
@@ -72,6 +78,7 @@ def orthogonal_targets(Y, A, *, pi, mu0=None, mu1=None, m=None, learner="r"):
     rho = orthogonal_weights(a, p, w)
     return w.lam(p) / rho * (a - p) / (p * (1 - p)) * resid + mu1 - mu0, rho
 
+# %% ../nbs/06_targets.ipynb #d1889ea6
 def orthogonal_weights(A, pi, learner="r") -> np.ndarray:
     "Second-stage weights ρ(a, π) = (a−π)λ′(π) + λ(π): (a−π)² for 'r', 1 for 'dr'."
     w = _weight_function(learner)
@@ -85,6 +92,7 @@ def orthogonal_weights(A, pi, learner="r") -> np.ndarray:
                          "second-stage risk is then not convex. It needs λ > 0 and -λ/(1-π) < λ′ < λ/π")
     return rho
 
+# %% ../nbs/06_targets.ipynb #a4263902
 def pseudo_outcomes(Y, A, pi, mu0=None, mu1=None, *, m=None, learner="r") -> np.ndarray:
     "Pseudo-outcomes φ (see `orthogonal_targets`, of which this is the first output)."
     return orthogonal_targets(Y, A, pi=pi, mu0=mu0, mu1=mu1, m=m, learner=learner)[0]
@@ -112,7 +120,7 @@ def target_bounds(learner, y_bounds, propensity_clip) -> dict:
         return dict(phi=(-B, B), rho=(k ** 2, (1 - k) ** 2), rho_phi=(-(1 - k) * R, (1 - k) * R), tau=(-R, R))
     return dict(phi=(-B, B), rho=(1.0, 1.0), rho_phi=(-B, B), tau=(-R, R))
 
-# %% ../nbs/06_targets.ipynb #174fadf5
+# %% ../nbs/06_targets.ipynb #8d65914f
 class Nuisances(NamedTuple):
     "Clipped nuisance predictions (None where not given)."
     pi: np.ndarray | None
@@ -120,18 +128,22 @@ class Nuisances(NamedTuple):
     mu1: np.ndarray | None
     m: np.ndarray | None
 
+# %% ../nbs/06_targets.ipynb #1c482956
+def _clip_predictions(v, lo, hi, name, warn_fraction):
+    "np.clip(v, lo, hi); with `warn_fraction` (curator-side only) a warning when more than that fraction was clipped."
+    out = (v < lo) | (v > hi)
+    if warn_fraction is not None and out.mean() > warn_fraction:   # opt-in, data-dependent: curator-side only
+        warnings.warn(f"{name}: more than {warn_fraction:.0%} of the predictions lie outside [{lo:g}, {hi:g}] and "
+                      "were clipped; check the declared bounds / propensity_clip (curator-side diagnostic: do not "
+                      "publish)", DPDomainWarning, stacklevel=3)
+    return np.clip(v, lo, hi)
+
+# %% ../nbs/06_targets.ipynb #4f532ad6
 def clip_nuisances(pi=None, mu0=None, mu1=None, m=None, *, y_bounds=None, propensity_clip=None,
                    warn_fraction:float|None=None) -> Nuisances:
     "Clip π̂ to [κ, 1−κ] and μ̂₀, μ̂₁, m̂ to `y_bounds`: silent (opt-in curator diagnostic: `warn_fraction`)."
     if warn_fraction is not None:
         warn_fraction = check_scalar(warn_fraction, "warn_fraction", low=0, high=1, high_inclusive=True)
-    def _clip(v, lo, hi, name):
-        out = (v < lo) | (v > hi)
-        if warn_fraction is not None and out.mean() > warn_fraction:   # opt-in, data-dependent: curator-side only
-            warnings.warn(f"{name}: more than {warn_fraction:.0%} of the predictions lie outside [{lo:g}, {hi:g}] and "
-                          "were clipped; check the declared bounds / propensity_clip (curator-side diagnostic: do not "
-                          "publish)", DPDomainWarning, stacklevel=3)
-        return np.clip(v, lo, hi)
     if pi is not None:
         if propensity_clip is None: raise ValueError("propensity_clip (κ in (0, 0.5)) is required to clip pi")
         k = check_propensity_clip(propensity_clip)
@@ -139,15 +151,16 @@ def clip_nuisances(pi=None, mu0=None, mu1=None, m=None, *, y_bounds=None, propen
         if np.any((pi < 0) | (pi > 1)):
             raise ValueError("pi must be probabilities in [0, 1]; some value is not (use predict_proba of a "
                              "classifier, or a calibrated model)")
-        pi = _clip(pi, k, 1 - k, "pi")
+        pi = _clip_predictions(pi, k, 1 - k, "pi", warn_fraction)
     mus = dict(mu0=mu0, mu1=mu1, m=m)
     if any(v is not None for v in mus.values()):
         lo, hi = check_bounds(y_bounds, "y_bounds", 1)
-        mus = {k_: None if v is None else _clip(check_array(v, k_, ndim=1), float(lo[0]), float(hi[0]), k_)
+        mus = {k_: None if v is None else _clip_predictions(check_array(v, k_, ndim=1), float(lo[0]), float(hi[0]),
+                                                         k_, warn_fraction)
                for k_, v in mus.items()}
     return Nuisances(pi, mus["mu0"], mus["mu1"], mus["m"])
 
-# %% ../nbs/06_targets.ipynb #8a9559fc
+# %% ../nbs/06_targets.ipynb #e4bd86dd
 LEARNERS = ("r", "dr")
 
 def check_learner(learner) -> str:
@@ -155,6 +168,7 @@ def check_learner(learner) -> str:
     if learner not in LEARNERS: raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
     return learner
 
+# %% ../nbs/06_targets.ipynb #851d2926
 def orthogonal_score(learner:str, A, Y, pi, mu0, mu1, g):
     "The score $s=\\rho(a,\\pi)(\\phi-g)$ in product form (finite even where $\\phi$ is large)."
     check_learner(learner)
@@ -163,6 +177,20 @@ def orthogonal_score(learner:str, A, Y, pi, mu0, mu1, g):
     if learner == "r": return r * (Y - mua) + r ** 2 * (mu1 - mu0 - g)
     return r * (Y - mua) / (pi * (1 - pi)) + mu1 - mu0 - g
 
+# %% ../nbs/06_targets.ipynb #e3b10f6a
+def phi_energy_bound(learner:str, y_bounds, propensity_clip:float, phi_clip:float|None=None) -> float:
+    """$\\sqrt{\\sup_z\\rho\\phi^2}$: R-learner $R$ (as $\\rho\\phi^2=(y-m(x))^2$), DR-learner $R/\\kappa$, or
+    $\\min(R/\\kappa, C)$ with `phi_clip=C`."""
+    lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+    R = float(hi[0] - lo[0])
+    k = check_propensity_clip(propensity_clip)
+    check_learner(learner)
+    if phi_clip is not None:
+        if learner != "dr": raise ValueError("phi_clip applies to learner='dr' only (its weight is 1 for every record)")
+        return min(R / k, check_scalar(phi_clip, "phi_clip", low=0))
+    return R if learner == "r" else R / k
+
+# %% ../nbs/06_targets.ipynb #8bce1364
 def score_bound(learner:str,          # "r" or "dr"
                 y_bounds,             # public (lo, hi) outcome range; Y and μ̂ are clipped to it
                 propensity_clip:float,# κ: π̂ is clipped to [κ, 1-κ]
@@ -176,15 +204,3 @@ def score_bound(learner:str,          # "r" or "dr"
         k = check_propensity_clip(propensity_clip)
         return (1 - k) * (float(hi[0] - lo[0]) + (1 - k) * G)
     return phi_energy_bound(learner, y_bounds, propensity_clip, phi_clip) + G
-
-def phi_energy_bound(learner:str, y_bounds, propensity_clip:float, phi_clip:float|None=None) -> float:
-    """$\\sqrt{\\sup_z\\rho\\phi^2}$: R-learner $R$ (as $\\rho\\phi^2=(y-m(x))^2$), DR-learner $R/\\kappa$, or
-    $\\min(R/\\kappa, C)$ with `phi_clip=C`."""
-    lo, hi = check_bounds(y_bounds, "y_bounds", 1)
-    R = float(hi[0] - lo[0])
-    k = check_propensity_clip(propensity_clip)
-    check_learner(learner)
-    if phi_clip is not None:
-        if learner != "dr": raise ValueError("phi_clip applies to learner='dr' only (its weight is 1 for every record)")
-        return min(R / k, check_scalar(phi_clip, "phi_clip", low=0))
-    return R if learner == "r" else R / k

@@ -36,7 +36,19 @@ def _lam_star(eps_target, n, others, W, c, R, paper=False):
     while f(hi) > 0: hi += 10.0
     return float(np.exp(optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-15)))
 
-# %% ../nbs/15_dp_2erm.ipynb #3da87048
+# %% ../nbs/15_dp_2erm.ipynb #087f8893
+def _paper_params(epsilon, delta, n, lam, so, W, c, R, G) -> ObjectivePerturbation:
+    "constants='paper' with moving weights: the Chaudhuri-style rule with the doubled rank-one term (pure ε only)."
+    if delta > 0: raise ValueError("constants='paper' with delta > 0 is defined for record-local weights only")
+    jac0 = _jacobian_bound(lam, n, so, W, c, R, paper=True)
+    eps1, Delta = epsilon - jac0, 0.0
+    if eps1 <= 0:
+        Delta = _lam_star(epsilon / 2, n, so, W, c, R, paper=True) - lam
+        eps1 = epsilon / 2
+    return ObjectivePerturbation(Delta, eps1, _jacobian_bound(lam + Delta, n, so, W, c, R, True),
+                                 NoiseSpec("gamma", G / eps1))
+
+# %% ../nbs/15_dp_2erm.ipynb #751ebc19
 def dp2erm_params(epsilon:float, delta:float=0.0, *, n:int, lam:float, certificate:WeightCertificate,
                   d:int, lipschitz:float=1.0, curvature:float=0.25, norm_bound:float=1.0,
                   constants:str="tight") -> ObjectivePerturbation:
@@ -50,15 +62,7 @@ def dp2erm_params(epsilon:float, delta:float=0.0, *, n:int, lam:float, certifica
         return objective_perturbation_params(epsilon, delta, n=n, lam=lam, lipschitz=lipschitz, curvature=curvature,
                                              norm_bound=norm_bound, weight_bound=W, constants=constants)
     c, R, G = curvature, norm_bound, lipschitz * norm_bound * (so + 2 * W)
-    if constants == "paper":                               # Chaudhuri-style rule with the doubled rank-one term
-        if delta > 0: raise ValueError("constants='paper' with delta > 0 is defined for record-local weights only")
-        jac0 = _jacobian_bound(lam, n, so, W, c, R, paper=True)
-        eps1, Delta = epsilon - jac0, 0.0
-        if eps1 <= 0:
-            Delta = _lam_star(epsilon / 2, n, so, W, c, R, paper=True) - lam
-            eps1 = epsilon / 2
-        return ObjectivePerturbation(Delta, eps1, _jacobian_bound(lam + Delta, n, so, W, c, R, True),
-                                     NoiseSpec("gamma", G / eps1))
+    if constants == "paper": return _paper_params(epsilon, delta, n, lam, so, W, c, R, G)
     Delta = max(0.0, _lam_star(epsilon / 2, n, so, W, c, R) - lam)
     jac = _jacobian_bound(lam + Delta, n, so, W, c, R)
     eps1 = epsilon - jac
@@ -110,10 +114,10 @@ class DP2ERMClassifier(ClassifierMixin, BaseEstimator):
         "Compute the weights, charge the accountant, draw the noise once and release `coef_`."
         with atomic_fit(self), release_guard(): return self._fit(X, y, T, outcome, propensity)
 
-# %% ../nbs/15_dp_2erm.ipynb #b1214d2a
-@method_of(DP2ERMClassifier, "_fit")
-def _dp2erm_fit(self, X, y, T, outcome, propensity):
-    "Public checks, then the weights, the spend, the noise and the solve; `fit` runs it under its guards."
+# %% ../nbs/15_dp_2erm.ipynb #6875e9e6
+@method_of(DP2ERMClassifier, "_check_public")
+def _dp2erm__check_public(self, outcome):
+    "The public inputs, checked before any data is read: (epsilon, lam)."
     eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
     lam = check_scalar(self.lam, "lam", low=0)
     if lam < LAM_FLOOR:
@@ -122,12 +126,17 @@ def _dp2erm_fit(self, X, y, T, outcome, propensity):
                          "datasets only")
     if self.constants not in ("tight", "paper"):
         raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
-    inferred = []
     if self.x_bounds is None and not self.allow_inferred_bounds:
         raise ValueError("DP2ERMClassifier: declare x_bounds=(lower, upper); inferring them is not differentially "
                          "private (allow_inferred_bounds=True: PrivacyLeakWarning, charged (inf, 0), NOT DP)")
     if outcome is not None and self.outcome_bounds is None and not self.allow_inferred_bounds:
         raise ValueError("DP2ERMClassifier: declare outcome_bounds=(lower, upper) when an outcome is given")
+    return eps, lam
+
+# %% ../nbs/15_dp_2erm.ipynb #c94017da
+@method_of(DP2ERMClassifier, "_read_data")
+def _dp2erm__read_data(self, X, y, T, eps, inferred:list):
+    "(X, y, T, n, epsilon, delta, x_bounds) read from the data; what had to be inferred is appended to `inferred`."
     cov = fit_covariates(self, X, self.x_bounds)                     # a data frame + Schema: the public encoding
     X = cov.X
     y = _check_labels(y)
@@ -141,32 +150,53 @@ def _dp2erm_fit(self, X, y, T, outcome, propensity):
         xb = infer_bounds(X, "X")
         xb = (xb[0], np.where(xb[1] > xb[0], xb[1], xb[0] + 1.0))
         inferred.append("x_bounds")
+    return X, y, T, n, eps, dlt, xb
+
+# %% ../nbs/15_dp_2erm.ipynb #02d486cb
+@method_of(DP2ERMClassifier, "_outcome_multiplier")
+def _dp2erm__outcome_multiplier(self, outcome, y, inferred:list):
+    "(rᵢ = clip(outcomeᵢ) − lo, r_max = hi − lo): the record-local multiplier of outcome-weighted learning."
+    ob = self.outcome_bounds
+    if ob is None:
+        from dp_causal_nb.core import infer_bounds
+        ob = infer_bounds(check_array(outcome, "outcome", ndim=1), "outcome")
+        inferred.append("outcome_bounds")
+    lo, hi = (float(v) for v in ob)
+    if not lo < hi: raise ValueError("outcome_bounds must satisfy lower < upper")
+    o = clean_cells(outcome, "outcome", (lo, hi), ndim=1)   # input policy
+    check_consistent_length(y=y, outcome=o)
+    return o - lo, hi - lo
+
+# %% ../nbs/15_dp_2erm.ipynb #0959a7a2
+@method_of(DP2ERMClassifier, "_weights")
+def _dp2erm__weights(self, X, y, T, outcome, propensity, xb, inferred:list):
+    "Stage 1: the effective weights ωᵢ ≤ W (private, never stored) and their public certificate."
     bw = BalancingWeights(self.weights, x_bounds=xb, propensity_clip=self.propensity_clip,
                           propensity_lam=self.propensity_lam, weight_cap=self.weight_cap, ridge=self.ridge,
                           n_components=self.n_components, bandwidth=self.bandwidth, kernel_seed=self.kernel_seed,
                           allow_inferred_bounds=self.allow_inferred_bounds)
     w, cert = bw.compute(T, X, propensity=propensity)                 # private weights, public certificate
     if outcome is not None:
-        ob = self.outcome_bounds
-        if ob is None:
-            from dp_causal_nb.core import infer_bounds
-            ob = infer_bounds(check_array(outcome, "outcome", ndim=1), "outcome")
-            inferred.append("outcome_bounds")
-        lo, hi = (float(v) for v in ob)
-        if not lo < hi: raise ValueError("outcome_bounds must satisfy lower < upper")
-        o = clean_cells(outcome, "outcome", (lo, hi), ndim=1)   # input policy
-        check_consistent_length(y=y, outcome=o)
-        w, cert = w * (o - lo), _effective_certificate(cert, hi - lo)
+        r, r_max = self._outcome_multiplier(outcome, y, inferred)
+        w, cert = w * r, _effective_certificate(cert, r_max)
     # a fixed per-record map: w ≤ W holds exactly, also after floating-point rounding
     w = np.minimum(w, cert.weight_bound)
     if not np.isfinite(cert.others): inferred.append("weights")
-    fm = StandardizeToBounds(xb)
-    Phi = fm.transform(X)
-    d = Phi.shape[1]
+    return w, cert
+
+# %% ../nbs/15_dp_2erm.ipynb #ecaa80a6
+@method_of(DP2ERMClassifier, "_plan")
+def _dp2erm__plan(self, eps, dlt, n, d, lam, cert, inferred):
+    "The objective-perturbation plan calibrated by Theorem T (None at ε = ∞); public inputs only."
     cal_cert = cert if not inferred else WeightCertificate(0.0, cert.weight_bound, cert.method)   # heuristic only
     W = max(cert.weight_bound, 1e-300)
     calibrate = lambda e1, d1: dp2erm_params(e1, d1, n=n, lam=lam, certificate=cal_cert, d=d, constants=self.constants)
-    plan = objective_plan(eps, dlt, n=n, d=d, lam=lam, calibrate=calibrate, weight_bound=W) if is_private(eps) else None
+    return objective_plan(eps, dlt, n=n, d=d, lam=lam, calibrate=calibrate, weight_bound=W) if is_private(eps) else None
+
+# %% ../nbs/15_dp_2erm.ipynb #fddb2aa9
+@method_of(DP2ERMClassifier, "_charge")
+def _dp2erm__charge(self, eps, dlt, inferred):
+    "Charge the accountant (BudgetError here: before any noise): (accountant, (ε, δ) spent)."
     acc = resolve_accountant(self.accountant)
     label = self.label if self.label is not None else f"DP2ERMClassifier ({self.weights})"
     if inferred:
@@ -176,14 +206,32 @@ def _dp2erm_fit(self, X, y, T, outcome, propensity):
         spent = (np.inf, 0.0)
         label += " [not private: epsilon=inf]"
     else: spent = (eps, dlt)
-    acc.spend(*spent, label=label)                                    # BudgetError here: before any noise
+    acc.spend(*spent, label=label)
+    return acc, spent
+
+# %% ../nbs/15_dp_2erm.ipynb #ec3e7ec7
+@method_of(DP2ERMClassifier, "_release")
+def _dp2erm__release(self, Phi, y, w, lam, cert, plan):
+    "Stage 2: (coef, noise law, effective ridge): the exact weighted minimiser when `plan` is None, else one release."
+    W = max(cert.weight_bound, 1e-300)
     if plan is None:
-        coef, noise, lam_eff = (solve_logistic(Phi, y, lam, w, norm_bound=1.0, weight_bound=W)[0],
-                                NoiseSpec("none", 0.0), lam)
-    else:
-        coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"),
-                                 weight_bound=W)
-        noise, lam_eff = plan.params.noise, plan.lam
+        return (solve_logistic(Phi, y, lam, w, norm_bound=1.0, weight_bound=W)[0], NoiseSpec("none", 0.0), lam)
+    coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"), weight_bound=W)
+    return coef, plan.params.noise, plan.lam
+
+# %% ../nbs/15_dp_2erm.ipynb #d4d3ccc8
+@method_of(DP2ERMClassifier, "_fit")
+def _dp2erm_fit(self, X, y, T, outcome, propensity):
+    "Public checks, then the weights, the spend, the noise and the solve; `fit` runs it under its guards."
+    eps, lam = self._check_public(outcome)
+    inferred = []
+    X, y, T, n, eps, dlt, xb = self._read_data(X, y, T, eps, inferred)
+    w, cert = self._weights(X, y, T, outcome, propensity, xb, inferred)
+    fm = StandardizeToBounds(xb)
+    Phi = fm.transform(X)
+    plan = self._plan(eps, dlt, n, Phi.shape[1], lam, cert, inferred)
+    acc, spent = self._charge(eps, dlt, inferred)
+    coef, noise, lam_eff = self._release(Phi, y, w, lam, cert, plan)
     for k, v in dict(coef_=coef, classes_=np.array([0, 1]), feature_map_=fm, certificate_=cert, noise_=noise,
                      lam_effective_=lam_eff, epsilon_spent_=spent[0], delta_spent_=spent[1], charged_to_=acc,
                      bounds_inferred_=tuple(dict.fromkeys(inferred))).items():
@@ -221,7 +269,7 @@ def _dp2erm_predict(self, X):
     "Predicted labels for query points X: 1 where θ̃ᵀφ(x) > 0, else 0 (post-processing)."
     return (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/15_dp_2erm.ipynb #e0741abe
+# %% ../nbs/15_dp_2erm.ipynb #1486362f
 class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
     """Stage-wise composition baseline for DP-2ERM with IPW weights: DP propensity model (ε₁ = split·ε), record-local
     clipped IPW weights from it, then a DP weighted logistic regression (ε₂ = ε − ε₁) with weight_bound r_max/π_min.
@@ -240,52 +288,79 @@ class CompositionBaselineClassifier(ClassifierMixin, BaseEstimator):
         self.outcome_bounds, self.propensity_clip, self.propensity_lam = outcome_bounds, propensity_clip, propensity_lam
         self.accountant, self.label, self.random_state = accountant, label, random_state
 
-    def fit(self, X, y, *, T, outcome=None):
-        "Two DP releases (propensity, then weighted outcome model), both charged before any noise."
-        with atomic_fit(self), release_guard():
-            eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
-            split = check_scalar(self.split, "split", low=0, high=1)
-            if self.x_bounds is None: raise ValueError("CompositionBaselineClassifier: declare x_bounds=(lower, upper)")
-            if outcome is not None and self.outcome_bounds is None:
-                raise ValueError("declare outcome_bounds when an outcome is given")
-            clip = check_scalar(self.propensity_clip, "propensity_clip", low=0, high=0.5, high_inclusive=True)
-            T = check_binary_treatment(T)
-            cov = fit_covariates(self, X, self.x_bounds)
-            X = cov.X
-            y = _check_labels(y)
-            if not cov.private_ok:
-                raise ValueError("CompositionBaselineClassifier: the schema was inferred from the data "
-                                 "(not DP) and this baseline has no non-private mode; declare a public schema")
-            n = check_consistent_length(X=X, y=y, T=T)
-            eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
-            e1, e2 = (eps * split, eps * (1 - split)) if is_private(eps) else (np.inf, np.inf)
-            acc = resolve_accountant(self.accountant)
-            if hasattr(acc, "check") and is_private(eps): acc.check(eps, dlt)        # both spends fit, before any noise
-            rs = self.random_state                   # public child seeds (the models' noise is secret, notebook 01a)
-            if isinstance(rs, (int, np.integer, np.random.SeedSequence)):
-                g1, g2 = (rs if isinstance(rs, np.random.SeedSequence) else np.random.SeedSequence(int(rs))).spawn(2)
-            else: g1 = g2 = rs
-            lab = self.label or "CompositionBaselineClassifier"
-            prop = DPLogisticRegression(epsilon=e1, delta=dlt / 2, lam=self.propensity_lam, x_bounds=cov.x_bounds,
-                                        accountant=acc, label=f"{lab}: propensity", random_state=g1).fit(X, T)
-            p1 = prop.predict_proba(X)[:, 1]
-            w = 1.0 / np.maximum(clip, np.where(T == 1, p1, 1 - p1))
-            r_max = 1.0
-            if outcome is not None:
-                lo, hi = (float(v) for v in self.outcome_bounds)
-                r_max = hi - lo
-                w = w * (clean_cells(outcome, "outcome", (lo, hi), ndim=1) - lo)   # core's input policy: clipped
-            wb = r_max / clip
-            # (1/c)·r can round one ulp above r/c: clip to the declared bound (fixed per-record map)
-            w = np.minimum(w, wb)
-            out = DPLogisticRegression(epsilon=e2, delta=dlt / 2, lam=self.lam, x_bounds=cov.x_bounds,
-                                       weight_bound=wb, accountant=acc, label=f"{lab}: outcome model",
-                                       random_state=g2).fit(X, y, sample_weight=w)
-            self.coef_, self.classes_, self.feature_map_ = out.coef_, out.classes_, out.feature_map_
-            self.propensity_coef_, self.charged_to_ = prop.coef_, acc
-            self.epsilon_spent_ = prop.epsilon_spent_ + out.epsilon_spent_
-            self.delta_spent_ = prop.delta_spent_ + out.delta_spent_
-            return self
+# %% ../nbs/15_dp_2erm.ipynb #2559df8c
+@method_of(CompositionBaselineClassifier, "_check_public")
+def _composition__check_public(self, outcome):
+    "The public inputs, checked before any data is read: (epsilon, split, propensity_clip)."
+    eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
+    split = check_scalar(self.split, "split", low=0, high=1)
+    if self.x_bounds is None: raise ValueError("CompositionBaselineClassifier: declare x_bounds=(lower, upper)")
+    if outcome is not None and self.outcome_bounds is None:
+        raise ValueError("declare outcome_bounds when an outcome is given")
+    clip = check_scalar(self.propensity_clip, "propensity_clip", low=0, high=0.5, high_inclusive=True)
+    return eps, split, clip
+
+# %% ../nbs/15_dp_2erm.ipynb #eb40cb49
+@method_of(CompositionBaselineClassifier, "_read_data")
+def _composition__read_data(self, X, y, T, eps):
+    "(X, y, T, encoded covariates, epsilon, delta); an inferred schema is refused (this baseline has no non-DP mode)."
+    T = check_binary_treatment(T)
+    cov = fit_covariates(self, X, self.x_bounds)
+    X = cov.X
+    y = _check_labels(y)
+    if not cov.private_ok:
+        raise ValueError("CompositionBaselineClassifier: the schema was inferred from the data "
+                         "(not DP) and this baseline has no non-private mode; declare a public schema")
+    n = check_consistent_length(X=X, y=y, T=T)
+    eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
+    return X, y, T, cov, eps, dlt
+
+# %% ../nbs/15_dp_2erm.ipynb #861eac9a
+def _child_seeds(random_state):
+    "Two public child seeds for the two stages (an int or SeedSequence is spawned; anything else is used for both)."
+    rs = random_state                   # public child seeds (the models' noise is secret, notebook 01a)
+    if isinstance(rs, (int, np.integer, np.random.SeedSequence)):
+        return (rs if isinstance(rs, np.random.SeedSequence) else np.random.SeedSequence(int(rs))).spawn(2)
+    return rs, rs
+
+# %% ../nbs/15_dp_2erm.ipynb #c6bd2025
+@method_of(CompositionBaselineClassifier, "_ipw_weights")
+def _composition__ipw_weights(self, p1, T, outcome, clip):
+    "(ωᵢ, W): clipped IPW weights from the released propensities p1, times the outcome multiplier; ωᵢ ≤ W = r_max/clip."
+    w = 1.0 / np.maximum(clip, np.where(T == 1, p1, 1 - p1))
+    r_max = 1.0
+    if outcome is not None:
+        lo, hi = (float(v) for v in self.outcome_bounds)
+        r_max = hi - lo
+        w = w * (clean_cells(outcome, "outcome", (lo, hi), ndim=1) - lo)   # core's input policy: clipped
+    wb = r_max / clip
+    # (1/c)·r can round one ulp above r/c: clip to the declared bound (fixed per-record map)
+    w = np.minimum(w, wb)
+    return w, wb
+
+# %% ../nbs/15_dp_2erm.ipynb #50303469
+@method_of(CompositionBaselineClassifier, "fit")
+def _composition_fit(self, X, y, *, T, outcome=None):
+    "Two DP releases (propensity, then weighted outcome model), both charged before any noise."
+    with atomic_fit(self), release_guard():
+        eps, split, clip = self._check_public(outcome)
+        X, y, T, cov, eps, dlt = self._read_data(X, y, T, eps)
+        e1, e2 = (eps * split, eps * (1 - split)) if is_private(eps) else (np.inf, np.inf)
+        acc = resolve_accountant(self.accountant)
+        if hasattr(acc, "check") and is_private(eps): acc.check(eps, dlt)        # both spends fit, before any noise
+        g1, g2 = _child_seeds(self.random_state)
+        lab = self.label or "CompositionBaselineClassifier"
+        prop = DPLogisticRegression(epsilon=e1, delta=dlt / 2, lam=self.propensity_lam, x_bounds=cov.x_bounds,
+                                    accountant=acc, label=f"{lab}: propensity", random_state=g1).fit(X, T)
+        w, wb = self._ipw_weights(prop.predict_proba(X)[:, 1], T, outcome, clip)
+        out = DPLogisticRegression(epsilon=e2, delta=dlt / 2, lam=self.lam, x_bounds=cov.x_bounds,
+                                   weight_bound=wb, accountant=acc, label=f"{lab}: outcome model",
+                                   random_state=g2).fit(X, y, sample_weight=w)
+        self.coef_, self.classes_, self.feature_map_ = out.coef_, out.classes_, out.feature_map_
+        self.propensity_coef_, self.charged_to_ = prop.coef_, acc
+        self.epsilon_spent_ = prop.epsilon_spent_ + out.epsilon_spent_
+        self.delta_spent_ = prop.delta_spent_ + out.delta_spent_
+        return self
 
 # %% ../nbs/15_dp_2erm.ipynb #e893bed2
 # the released outcome model is used as DP2ERMClassifier's: one implementation, a method of each class

@@ -12,23 +12,28 @@ from .erm import _DPERM   # the library's certified DP-ERM models
 __all__ = ['declare_private', 'private_guarantee', 'charge_private_model', 'ConstantNuisance', 'fit_or_constant',
            'prefit_guarantee', 'fit_charged_model']
 
-# %% ../nbs/04a_user_models.ipynb #66fd3984
+# %% ../nbs/04a_user_models.ipynb #fcafe42f
 def declare_private(model, epsilon:float, delta:float=0.0, *, source:str="user declaration"):
     "Mark a fitted third-party `model` as (ε, δ)-DP (trusted, not verified); returns the model."
     eps, dlt = check_epsilon_delta(epsilon, delta)
     model.dp_epsilon_, model.dp_delta_, model.dp_source_ = eps, dlt, str(source)
     return model
 
+# %% ../nbs/04a_user_models.ipynb #eab950cd
+def _library_guarantee(model) -> tuple:
+    "((ε, δ), source) of the library's own DP-ERM model: certified, or (∞, 0) 'not DP' (inferred bounds, ε = ∞)."
+    check_is_fitted(model, "coef_")
+    name, inferred = f"dp_causal_nb.erm.{type(model).__name__}", getattr(model, "bounds_inferred_", ())
+    if inferred: return (np.inf, 0.0), f"not DP: bounds inferred from the data ({', '.join(inferred)}) by {name}"
+    if not is_private(model.epsilon_spent_): return (np.inf, 0.0), f"not DP: {name} fitted with epsilon=inf"
+    return (model.epsilon_spent_, model.delta_spent_), f"certified: {name}"
+
+# %% ../nbs/04a_user_models.ipynb #ce366408
 _EBM_NAMES = ("DPExplainableBoostingClassifier", "DPExplainableBoostingRegressor")
 
 def private_guarantee(model, *, return_source:bool=False):
     "The (ε, δ) guarantee a fitted model declares; `return_source=True` adds a string saying who vouches for it."
-    if isinstance(model, _DPERM):
-        check_is_fitted(model, "coef_")
-        name, inferred = f"dp_causal_nb.erm.{type(model).__name__}", getattr(model, "bounds_inferred_", ())
-        if inferred: g, src = (np.inf, 0.0), f"not DP: bounds inferred from the data ({', '.join(inferred)}) by {name}"
-        elif not is_private(model.epsilon_spent_): g, src = (np.inf, 0.0), f"not DP: {name} fitted with epsilon=inf"
-        else: g, src = (model.epsilon_spent_, model.delta_spent_), f"certified: {name}"
+    if isinstance(model, _DPERM): g, src = _library_guarantee(model)
     elif hasattr(model, "dp_epsilon_"):
         g, src = ((model.dp_epsilon_, getattr(model, "dp_delta_", 0.0)),
                   f"trusted declaration: {getattr(model, 'dp_source_', 'user')}")
@@ -43,6 +48,7 @@ def private_guarantee(model, *, return_source:bool=False):
     g = check_epsilon_delta(*g)
     return (g[0], g[1], src) if return_source else g
 
+# %% ../nbs/04a_user_models.ipynb #825a79df
 def charge_private_model(model, accountant, *, label:str):
     "Record `model`'s declared guarantee in `accountant` (label says it is trusted/certified/not DP); returns (ε, δ)."
     if getattr(model, "charged_to_", None) is accountant:
@@ -51,7 +57,7 @@ def charge_private_model(model, accountant, *, label:str):
     accountant.spend(eps, dlt, label=f"{label} [{src}]")
     return eps, dlt
 
-# %% ../nbs/04a_user_models.ipynb #e5bb54bb
+# %% ../nbs/04a_user_models.ipynb #868f82b5
 class ConstantNuisance:
     """The public fallback for a user's nuisance model that failed on the private data:
     predicting raises, and the caller maps that to a public fill value."""
@@ -65,6 +71,7 @@ def fit_or_constant(model, X, y):
     try: return model.fit(X, y)
     except Exception: return ConstantNuisance()
 
+# %% ../nbs/04a_user_models.ipynb #71ceb760
 def prefit_guarantee(declared, model):
     """(ε, δ, source) a non-library model declares BEFORE fitting: `declare_private` on `declared` (the user's object),
     else `model`'s DP-library parameters."""
@@ -73,7 +80,27 @@ def prefit_guarantee(declared, model):
                 f"trusted declaration: {getattr(declared, 'dp_source_', 'user')}")
     return private_guarantee(model, return_source=True)   # TypeError if it declares none
 
-# %% ../nbs/04a_user_models.ipynb #2dd31845
+# %% ../nbs/04a_user_models.ipynb #74b32ce9
+def _refuse_over(label:str, guarantee:tuple, limit:tuple, when:str):
+    "BudgetError if the (ε, δ) `guarantee` exceeds `limit` (relative tolerance 1e-12); `when` says which check."
+    (eps_m, dlt_m), (eps_d, dlt_d) = guarantee, limit
+    if eps_m > eps_d * (1 + 1e-12) or dlt_m > dlt_d * (1 + 1e-12):
+        if when == "before":
+            raise BudgetError(f"{label}: the model declares ({eps_m:g}, {dlt_m:g})-DP, more than the "
+                              f"({eps_d:g}, {dlt_d:g}) allotted to it; nothing was fitted or recorded")
+        raise BudgetError(f"{label}: after fitting, the model declares ({eps_m:g}, {dlt_m:g})-DP, more than the "
+                          f"({eps_d:g}, {dlt_d:g}) checked before fitting; the model is discarded")
+
+# %% ../nbs/04a_user_models.ipynb #cc928c9d
+def _after_fit(model, declared, label:str, guarantee:tuple):
+    "Step 5: the user's declaration carried to the fitted model, and its guarantee re-read (BudgetError if it grew)."
+    if isinstance(model, ConstantNuisance): return
+    if hasattr(declared, "dp_epsilon_"):
+        model.dp_epsilon_, model.dp_delta_ = declared.dp_epsilon_, getattr(declared, "dp_delta_", 0.0)
+        model.dp_source_ = getattr(declared, "dp_source_", "user")
+    _refuse_over(label, private_guarantee(model), guarantee, "after")                   # (5)
+
+# %% ../nbs/04a_user_models.ipynb #05812e6f
 def fit_charged_model(model, accountant, X, y, *, label:str, allotted:tuple, private:bool=True, declared=None,
                       smoke_test=None):
     """Fit a nuisance `model` inside `accountant`'s budget with the protocol above;
@@ -86,21 +113,11 @@ def fit_charged_model(model, accountant, X, y, *, label:str, allotted:tuple, pri
         model = fit_or_constant(model, X, y)
         accountant.spend(np.inf, 0.0, label=f"{label} (non-private)")
         return model
-    eps_d, dlt_d = allotted
     declared = model if declared is None else declared
     eps_m, dlt_m, src = prefit_guarantee(declared, model)        # (3)
-    if eps_m > eps_d * (1 + 1e-12) or dlt_m > dlt_d * (1 + 1e-12):
-        raise BudgetError(f"{label}: the model declares ({eps_m:g}, {dlt_m:g})-DP, more than the "
-                          f"({eps_d:g}, {dlt_d:g}) allotted to it; nothing was fitted or recorded")
+    _refuse_over(label, (eps_m, dlt_m), allotted, "before")
     accountant.check(eps_m, dlt_m)                               # before the model draws any noise
     model = fit_or_constant(model, X, y)                         # (4)
-    if not isinstance(model, ConstantNuisance):
-        if hasattr(declared, "dp_epsilon_"):
-            model.dp_epsilon_, model.dp_delta_ = declared.dp_epsilon_, getattr(declared, "dp_delta_", 0.0)
-            model.dp_source_ = getattr(declared, "dp_source_", "user")
-        eps_a, dlt_a = private_guarantee(model)                   # (5)
-        if eps_a > eps_m * (1 + 1e-12) or dlt_a > dlt_m * (1 + 1e-12):
-            raise BudgetError(f"{label}: after fitting, the model declares ({eps_a:g}, {dlt_a:g})-DP, more than the "
-                              f"({eps_m:g}, {dlt_m:g}) checked before fitting; the model is discarded")
+    _after_fit(model, declared, label, (eps_m, dlt_m))
     accountant.spend(eps_m, dlt_m, label=f"{label} [{src}]")      # charged whether or not the model failed
     return model

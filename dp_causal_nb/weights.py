@@ -21,8 +21,8 @@ __all__ = ['WeightCertificate', 'weight_movement', 'ipw_known_weights', 'ipw_kno
            'ipw_estimated_weights', 'entropy_certificate', 'entropy_balancing_weights', 'mmd_certificate',
            'mmd_weights', 'BalancingWeights']
 
-# %% ../nbs/14_balancing_weights.ipynb #433135e4
-from .core import release_guard   # the one fit guard (00_core)
+# %% ../nbs/14_balancing_weights.ipynb #3bf6fb44
+from .core import release_guard, method_of   # the one fit guard (00_core)
 
 # %% ../nbs/14_balancing_weights.ipynb #15550d9a
 class WeightCertificate(NamedTuple):
@@ -211,7 +211,7 @@ def mmd_weights(T, Psi, # kernel features ψ(X), rows with ‖ψ‖² ≤ kernel
 # %% ../nbs/14_balancing_weights.ipynb #69513701
 _METHODS = ("ipw_known", "ipw_estimated", "entropy", "mmd")
 
-# %% ../nbs/14_balancing_weights.ipynb #d57a2cd3
+# %% ../nbs/14_balancing_weights.ipynb #6e62ce7b
 class BalancingWeights(BaseEstimator):
     """Covariate-balancing weights on the IPW scale with a worst-case weight-stability certificate (Theorems W1–W4).
 
@@ -237,39 +237,6 @@ class BalancingWeights(BaseEstimator):
         self.weight_cap, self.ridge, self.n_components, self.bandwidth = weight_cap, ridge, n_components, bandwidth
         self.kernel_seed, self.allow_inferred_bounds = kernel_seed, allow_inferred_bounds
 
-    def _public_inputs(self, X, cov):
-        "Resolve x_bounds and bandwidth; returns (x_bounds, bandwidth, inferred names). Raises unless opted in."
-        if self.method not in _METHODS: raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
-        if not isinstance(self.allow_inferred_bounds, (bool, np.bool_)):
-            raise TypeError("allow_inferred_bounds must be True or False")
-        # private_ok: False for an inferred schema
-        inferred, xb, h = ([] if cov.private_ok else ["x_bounds"]), cov.x_bounds, self.bandwidth
-        if xb is None and self.method != "ipw_known":
-            if not self.allow_inferred_bounds:
-                raise ValueError("BalancingWeights: declare x_bounds=(lower, upper); inferring "
-                                 "them from the data is not differentially private (allow_inferred_bounds=True: "
-                                 "PrivacyLeakWarning, certificate inf)")
-            warnings.warn("x_bounds inferred from the data: the weights' stability certificate is infinite (not DP)",
-                          PrivacyLeakWarning, stacklevel=3)
-            xb = (X.min(0), X.max(0))
-            xb = (xb[0], np.where(xb[1] > xb[0], xb[1], xb[0] + 1.0))
-            inferred.append("x_bounds")
-        if self.method == "mmd" and isinstance(h, str):
-            if h != "median": raise ValueError(f"bandwidth must be a positive number or 'median', got {h!r}")
-            if not self.allow_inferred_bounds:
-                raise ValueError("BalancingWeights: bandwidth='median' is computed from the data "
-                                 "and is not differentially private; declare a public bandwidth (or "
-                                 "allow_inferred_bounds=True: not DP)")
-            warnings.warn("kernel bandwidth inferred from the data (median heuristic): certificate infinite (not DP)",
-                          PrivacyLeakWarning, stacklevel=3)
-            U = StandardizeToBounds(xb, bias=False).transform(X)
-            k = min(len(U), 500)
-            D = np.linalg.norm(U[:k, None] - U[None, :k], axis=-1)
-            h = float(np.median(D[np.triu_indices(k, 1)])) if k > 1 else 1.0
-            h = h if h > 0 else 1.0
-            inferred.append("bandwidth")
-        return xb, h, inferred
-
     @release_guard()
     def compute(self, T, X, propensity=None):
         "Weights (private) and their WeightCertificate (public) for treatment T and covariates X."
@@ -278,40 +245,87 @@ class BalancingWeights(BaseEstimator):
         X = cov.X
         n = check_consistent_length(T=T, X=X)
         xb, h, inferred = self._public_inputs(X, cov)
-        m = self.method
-        if m == "ipw_known":
-            if propensity is None:
-                raise ValueError("method='ipw_known' needs the known (public) propensity P(A=1|x) per record")
-            w = ipw_known_weights(T, propensity, propensity_clip=self.propensity_clip)
-            cert = ipw_known_certificate(self.propensity_clip)
-        elif m == "ipw_estimated":
-            P = StandardizeToBounds(xb).transform(X)
-            w = ipw_estimated_weights(T, P, propensity_lam=self.propensity_lam, propensity_clip=self.propensity_clip)
-            cert = ipw_estimated_certificate(n, P.shape[1], propensity_lam=self.propensity_lam,
-                                             propensity_clip=self.propensity_clip)
-        elif m == "entropy":
-            w = entropy_balancing_weights(T, StandardizeToBounds(xb, bias=False).transform(X),
-                                          weight_cap=self.weight_cap, ridge=self.ridge)
-            cert = entropy_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
-        else:
-            Psi = RandomFourierFeatures(self.n_components, h, x_bounds=xb, random_state=self.kernel_seed).transform(X)
-            w = mmd_weights(T, Psi, weight_cap=self.weight_cap, ridge=self.ridge)
-            cert = mmd_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
+        w, cert = self._solve(T, X, n, xb, h, propensity)
         if inferred:
             cert = WeightCertificate(np.inf, cert.weight_bound,
                                      f"{cert.method} [NOT DP: {', '.join(inferred)} inferred]")
         return w, cert
 
-    def certificate(self, n:int, n_features:int|None=None) -> WeightCertificate:
-        "The public certificate for n records (no data needed; 'ipw_estimated' also needs the number of covariates)."
-        m = self.method
-        if m not in _METHODS: raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
-        if m == "ipw_known": return ipw_known_certificate(self.propensity_clip)
-        if m == "entropy": return entropy_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
-        if m == "mmd": return mmd_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
-        if n_features is None and (_is_schema(self.x_bounds) or isinstance(self.x_bounds, Mapping)):
-            # encoded features of the declared schema
-            n_features = Schema.from_dict(self.x_bounds).n_features_out
-        if n_features is None: raise ValueError("method='ipw_estimated': pass n_features (the number of covariates)")
-        return ipw_estimated_certificate(n, n_features + 1, propensity_lam=self.propensity_lam,
-                                         propensity_clip=self.propensity_clip)
+# %% ../nbs/14_balancing_weights.ipynb #d2092899
+def _median_bandwidth(X, x_bounds) -> float:
+    "The median heuristic: median pairwise distance of the first 500 standardised records (data-dependent: not DP)."
+    U = StandardizeToBounds(x_bounds, bias=False).transform(X)
+    k = min(len(U), 500)
+    D = np.linalg.norm(U[:k, None] - U[None, :k], axis=-1)
+    h = float(np.median(D[np.triu_indices(k, 1)])) if k > 1 else 1.0
+    return h if h > 0 else 1.0
+
+# %% ../nbs/14_balancing_weights.ipynb #54943c5d
+@method_of(BalancingWeights, "_public_inputs")
+def _balancing_weights__public_inputs(self, X, cov):
+    "Resolve x_bounds and bandwidth; returns (x_bounds, bandwidth, inferred names). Raises unless opted in."
+    if self.method not in _METHODS: raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+    if not isinstance(self.allow_inferred_bounds, (bool, np.bool_)):
+        raise TypeError("allow_inferred_bounds must be True or False")
+    # private_ok: False for an inferred schema
+    inferred, xb, h = ([] if cov.private_ok else ["x_bounds"]), cov.x_bounds, self.bandwidth
+    if xb is None and self.method != "ipw_known":
+        if not self.allow_inferred_bounds:
+            raise ValueError("BalancingWeights: declare x_bounds=(lower, upper); inferring "
+                             "them from the data is not differentially private (allow_inferred_bounds=True: "
+                             "PrivacyLeakWarning, certificate inf)")
+        warnings.warn("x_bounds inferred from the data: the weights' stability certificate is infinite (not DP)",
+                      PrivacyLeakWarning, stacklevel=3)
+        xb = (X.min(0), X.max(0))
+        xb = (xb[0], np.where(xb[1] > xb[0], xb[1], xb[0] + 1.0))
+        inferred.append("x_bounds")
+    if self.method == "mmd" and isinstance(h, str):
+        if h != "median": raise ValueError(f"bandwidth must be a positive number or 'median', got {h!r}")
+        if not self.allow_inferred_bounds:
+            raise ValueError("BalancingWeights: bandwidth='median' is computed from the data "
+                             "and is not differentially private; declare a public bandwidth (or "
+                             "allow_inferred_bounds=True: not DP)")
+        warnings.warn("kernel bandwidth inferred from the data (median heuristic): certificate infinite (not DP)",
+                      PrivacyLeakWarning, stacklevel=3)
+        h = _median_bandwidth(X, xb)
+        inferred.append("bandwidth")
+    return xb, h, inferred
+
+# %% ../nbs/14_balancing_weights.ipynb #22df3d7f
+@method_of(BalancingWeights, "_solve")
+def _balancing_weights__solve(self, T, X, n, xb, h, propensity):
+    "(weights, certificate) of the chosen method on checked data, with the resolved x_bounds and bandwidth."
+    m = self.method
+    if m == "ipw_known":
+        if propensity is None:
+            raise ValueError("method='ipw_known' needs the known (public) propensity P(A=1|x) per record")
+        return (ipw_known_weights(T, propensity, propensity_clip=self.propensity_clip),
+                ipw_known_certificate(self.propensity_clip))
+    if m == "ipw_estimated":
+        P = StandardizeToBounds(xb).transform(X)
+        w = ipw_estimated_weights(T, P, propensity_lam=self.propensity_lam, propensity_clip=self.propensity_clip)
+        return w, ipw_estimated_certificate(n, P.shape[1], propensity_lam=self.propensity_lam,
+                                            propensity_clip=self.propensity_clip)
+    if m == "entropy":
+        w = entropy_balancing_weights(T, StandardizeToBounds(xb, bias=False).transform(X),
+                                      weight_cap=self.weight_cap, ridge=self.ridge)
+        return w, entropy_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
+    Psi = RandomFourierFeatures(self.n_components, h, x_bounds=xb, random_state=self.kernel_seed).transform(X)
+    w = mmd_weights(T, Psi, weight_cap=self.weight_cap, ridge=self.ridge)
+    return w, mmd_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
+
+# %% ../nbs/14_balancing_weights.ipynb #9d7980aa
+@method_of(BalancingWeights, "certificate")
+def _balancing_weights_certificate(self, n:int, n_features:int|None=None) -> WeightCertificate:
+    "The public certificate for n records (no data needed; 'ipw_estimated' also needs the number of covariates)."
+    m = self.method
+    if m not in _METHODS: raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+    if m == "ipw_known": return ipw_known_certificate(self.propensity_clip)
+    if m == "entropy": return entropy_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
+    if m == "mmd": return mmd_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
+    if n_features is None and (_is_schema(self.x_bounds) or isinstance(self.x_bounds, Mapping)):
+        # encoded features of the declared schema
+        n_features = Schema.from_dict(self.x_bounds).n_features_out
+    if n_features is None: raise ValueError("method='ipw_estimated': pass n_features (the number of covariates)")
+    return ipw_estimated_certificate(n, n_features + 1, propensity_lam=self.propensity_lam,
+                                     propensity_clip=self.propensity_clip)
