@@ -214,7 +214,7 @@ def _pcf__factor(self, S):
         except linalg.LinAlgError: extra = max(2 * extra, self.jitter)
     raise RuntimeError("could not factor the conditional covariance")
 
-# %% ../nbs/10_functional.ipynb #c0cdf1a5
+# %% ../nbs/10_functional.ipynb #3ad191d8
 @method_of(PrivateCATEFunction, "_draw")
 def _pcf__draw(self, B, Ls, V):
     "Answers at the new points B (state rows m to m + b): ĝ_D, plus the path's noise released on the grid."
@@ -228,6 +228,7 @@ def _pcf__draw(self, B, Ls, V):
         self._f[m:m + b], self._w[m:m + b] = fB, wB
         self._ans[m:m + b] = math.exp(self._log_amp) * (Ls @ wB + (V.T @ self._w[:m] if m else 0.0))
 
+# %% ../nbs/10_functional.ipynb #365c5082
 @method_of(PrivateCATEFunction, "_extend")
 def _pcf__extend(self, B):
     "Draw the path at new distinct points B, conditional on the noise already drawn."
@@ -369,7 +370,13 @@ def _pcf_uniform_band(self, X, alpha:float=0.05, n_sim:int=200_000) -> ClampedRe
     if ob is None: return ClampedRelease(raw, raw - half, raw + half, np.zeros(len(X), bool), (-np.inf, np.inf))
     return clamp_to_feasible(raw, ob, half)
 
-# %% ../nbs/10_functional.ipynb #c7485389
+# %% ../nbs/10_functional.ipynb #04eca229
+def charged_epsilon(epsilon:float, delta:float, scales:dict, r:float, sensitivity:float) -> float:
+    "The ε a release with GP multiplier r really has: ε, or more when r is below the analytic scale (noise='paper')."
+    if not is_private(epsilon) or r >= scales["analytic"]: return epsilon
+    return max(epsilon, gdp_epsilon(sensitivity / r, delta))
+
+# %% ../nbs/10_functional.ipynb #1e3fa39b
 def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_max=1.0, weighted_lipschitz=None,
                      noise="proof", solver_tol=None) -> dict:
     "Every public quantity of a functional release (no data): Δ, τ, inflation, scales, r, μ, charged ε, info."
@@ -395,11 +402,7 @@ def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_
                 extra=extra, sensitivity=sens, r=r, mu=mu, epsilon=eps, delta=dlt,
                 epsilon_charged=charged_epsilon(eps, dlt, scales, r, sens), info=info)
 
-def charged_epsilon(epsilon:float, delta:float, scales:dict, r:float, sensitivity:float) -> float:
-    "The ε a release with GP multiplier r really has: ε, or more when r is below the analytic scale (noise='paper')."
-    if not is_private(epsilon) or r >= scales["analytic"]: return epsilon
-    return max(epsilon, gdp_epsilon(sensitivity / r, delta))
-
+# %% ../nbs/10_functional.ipynb #9de51a8d
 def _charge(accountant, plan:dict, label:str):
     """Record the release in `accountant` (default: the library-wide one) BEFORE any data use or noise;
     BudgetError first."""
@@ -409,6 +412,17 @@ def _charge(accountant, plan:dict, label:str):
         acc.spend(plan["epsilon_charged"], plan["delta"] if is_private(plan["epsilon"]) else 0.0, label=label)
     else: raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(acc).__name__}")
     return acc
+
+# %% ../nbs/10_functional.ipynb #f7230486
+def _clean_records(X, phi, weights, x_bounds):
+    "(X, φ, n, x_bounds) under the input policy: X clipped to the public domain, φ to ±MAX_BOUND; lengths checked."
+    X = check_array(X, "X", ndim=2, finite=False)
+    phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
+    n = check_consistent_length(X=X, phi=phi)
+    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
+    xb = check_bounds(x_bounds, "x_bounds", X.shape[1])
+    X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
+    return X, phi, n, xb
 
 # %% ../nbs/10_functional.ipynb #6637a087
 _PATH_OPTIONS = dict(jitter=1e-8, max_points=16_384, warn_points=5_000)
@@ -442,7 +456,7 @@ def _kernel_release(X, phi, weights, x_bounds, plan:dict, random_state, *, warn_
     return PrivateCATEFunction(fit, plan["r"], x_bounds=x_bounds, random_state=random_state, info=dict(plan["info"]),
                                mu=plan["mu"], warn_training_queries=warn_training_queries, **options)
 
-# %% ../nbs/10_functional.ipynb #d52c7be9
+# %% ../nbs/10_functional.ipynb #88c9a37e
 @release_guard()
 def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float, loss:LipschitzLoss, x_bounds,
                             epsilon:float, delta:float, rho_max:float=1.0, weighted_lipschitz:float|None=None,
@@ -481,12 +495,7 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     by 2√(τ/(2λ)) (Derivation 6). `accountant` (default: the library-wide one) is charged before the data are used and
     before any noise is drawn (BudgetError first). Training inputs are clipped to `x_bounds` and weights to
     [0, rho_max], record by record. `kw`: `jitter`, `max_points`, `warn_points` of `PrivateCATEFunction`."""
-    X = check_array(X, "X", ndim=2, finite=False)
-    phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
-    n = check_consistent_length(X=X, phi=phi)
-    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
-    xb = check_bounds(x_bounds, "x_bounds", X.shape[1])
-    X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
+    X, phi, n, xb = _clean_records(X, phi, weights, x_bounds)
     plan = _functional_plan(n, X.shape[1], bandwidth=bandwidth, lam=lam, loss=loss, epsilon=epsilon, delta=delta,
                             rho_max=rho_max, weighted_lipschitz=weighted_lipschitz, noise=noise, solver_tol=solver_tol)
     # validated before the charge
@@ -683,7 +692,7 @@ def _shareable_release(X, phi, weights, x_bounds, plan:dict, rng) -> SharedCATEF
     return SharedCATEFunction(omega=plan["omega"].copy(), coef=coef,
                               x_bounds=tuple(np.asarray(b, float) for b in x_bounds), info=dict(plan["shared_info"]))
 
-# %% ../nbs/10_functional.ipynb #f63ec4a5
+# %% ../nbs/10_functional.ipynb #2f6f13d5
 @release_guard()
 def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:float, x_bounds, epsilon:float,
                                delta:float, loss:LipschitzLoss, rho_max:float=1.0, weighted_lipschitz:float|None=None,
@@ -714,13 +723,8 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
 
     `accountant` (default: the library-wide one) is charged (ε, δ) — μ on a GDPAccountant — before the data are used
     and before any noise is drawn. Training inputs are clipped to `x_bounds`, weights to [0, rho_max]."""
-    X = check_array(X, "X", ndim=2, finite=False)
-    phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
-    n = check_consistent_length(X=X, phi=phi)
+    X, phi, n, xb = _clean_records(X, phi, weights, x_bounds)
     q = X.shape[1]
-    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
-    xb = check_bounds(x_bounds, "x_bounds", q)
-    X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
     plan = _shareable_plan(n, q, n_features=n_features, feature_seed=feature_seed, bandwidth=bandwidth, lam=lam,
                            loss=loss, epsilon=epsilon, delta=delta, rho_max=rho_max,
                            weighted_lipschitz=weighted_lipschitz, solver_tol=solver_tol)
@@ -872,7 +876,7 @@ def _scf_save(self, path) -> str:
     return save_release(path, "SharedCATEFunction",
                         {"omega": self.omega, "coef": self.coef, "x_lo": lo, "x_hi": hi}, info)
 
-# %% ../nbs/10_functional.ipynb #724332e6
+# %% ../nbs/10_functional.ipynb #038350f4
 def _stored_schema(path, info:dict):
     "The public Schema a release file's metadata holds (written by `save` or the CLI), or None; refused if invalid."
     if "schema" not in info: return None
@@ -882,6 +886,7 @@ def _stored_schema(path, info:dict):
         reason = str(e).splitlines()[0]
         raise ReleaseFormatError(f"{path}: the schema in the metadata is invalid: {reason}") from None
 
+# %% ../nbs/10_functional.ipynb #62992920
 @method_of(SharedCATEFunction, "load", classmethod)
 def _scf_load(cls, path) -> "SharedCATEFunction":
     """Read a file written by `save`; validates shapes and types and never unpickles.
