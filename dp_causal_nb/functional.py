@@ -33,10 +33,11 @@ __all__ = ['stage2_constants', 'NOISE_MODES', 'functional_noise_scales', 'check_
            'release_cate_function', 'SharedCATEFunction', 'release_shareable_function',
            'release_shareable_cate_function']
 
-# %% ../nbs/10_functional.ipynb #678ec692
+# %% ../nbs/10_functional.ipynb #1b0f6204
 from .core import clean_cells, release_guard, PublicWarning   # the input policy, the guard (00_core)
+from .core import method_of
 
-# %% ../nbs/10_functional.ipynb #dbdad621
+# %% ../nbs/10_functional.ipynb #71a6facf
 NOISE_MODES = ("strict", "paper", "proof")
 
 def functional_noise_scales(epsilon:float, delta:float, *,
@@ -55,6 +56,7 @@ def functional_noise_scales(epsilon:float, delta:float, *,
     return dict(hall=hall, analytic=analytic, paper=paper, strict=max(hall, analytic, paper), sensitivity=D,
                 sensitivity_paper=Dp)
 
+# %% ../nbs/10_functional.ipynb #6e617f7d
 def check_noise_mode(noise) -> str:
     if noise not in NOISE_MODES: raise ValueError(f"noise must be one of {NOISE_MODES}, got {noise!r}")
     return noise
@@ -70,13 +72,19 @@ def select_noise_scale(scales:dict, noise:str="proof") -> float:
                       "Lemma 1 drops a square root; see dp_causal_nb.rkhs)", PrivacyLeakWarning, stacklevel=3)
     return scales["paper"]
 
-# %% ../nbs/10_functional.ipynb #783f8481
+# %% ../nbs/10_functional.ipynb #de1db373
 def _encode_queries(schema, X):
     "Query points as the encoded array: a data frame / dict goes through the fit's public schema (notebook 00a)."
     if schema is not None and not isinstance(X, np.ndarray) and (hasattr(X, "columns") or isinstance(X, dict)):
         return schema.transform(X, name="X")
     return X
 
+def _clamped(info:dict, values) -> np.ndarray:
+    "Released values clamped to the feasible CATE range of `info['outcome_bounds']` (one helper: `clamp_to_feasible`)."
+    ob = info.get("outcome_bounds")
+    return values if ob is None else clamp_to_feasible(values, ob).value
+
+# %% ../nbs/10_functional.ipynb #a6fdd085
 @functools.lru_cache(maxsize=16)
 def _sup_t_critical(corr_bytes:bytes, m:int, alpha:float, n_sim:int) -> float:
     "(1 − alpha) quantile of max_j |Z_j|, Z ~ N(0, corr): a public Monte Carlo (seed 0) on public inputs only."
@@ -84,11 +92,7 @@ def _sup_t_critical(corr_bytes:bytes, m:int, alpha:float, n_sim:int) -> float:
     Z = np.random.default_rng(0).multivariate_normal(np.zeros(m), corr, size=n_sim, method="eigh")
     return float(np.quantile(np.abs(Z).max(1), 1 - alpha))
 
-def _clamped(info:dict, values) -> np.ndarray:
-    "Released values clamped to the feasible CATE range of `info['outcome_bounds']` (one helper: `clamp_to_feasible`)."
-    ob = info.get("outcome_bounds")
-    return values if ob is None else clamp_to_feasible(values, ob).value
-
+# %% ../nbs/10_functional.ipynb #d3a40c90
 def path_grid_plan(mu:float, # whitened sensitivity μ = Δ_H/r of the released values
                    max_points:int, # the path's public cap on distinct points: the plan covers all of them
                   ) -> GridPlan:
@@ -99,6 +103,7 @@ def path_grid_plan(mu:float, # whitened sensitivity μ = Δ_H/r of the released 
         raise ValueError(f"max_points={max_points} is too many points for one Gaussian-process path at μ = {mu:.3g} "
                          "(the grid's rounding cost grows with √max_points): lower max_points") from None
 
+# %% ../nbs/10_functional.ipynb #94bf67ed
 class PrivateCATEFunction:
     """Private CATE function ĝ_D + r·U on ONE Gaussian-process sample path, held by the data curator.
 
@@ -127,169 +132,184 @@ class PrivateCATEFunction:
         self._rng = noise_rng(random_state, "function release")   # secret stream (01a): a seed counts only in
         self._lock = threading.Lock()                            # reproducible_noise(); one query at a time
         self.info = dict(info or {})
-        self._cap, self._m = 0, 0
-        self._L = np.zeros((0, 0))
-        self._f = np.zeros(0)
-        self._w = np.zeros(0)
-        self._P = np.zeros((0, fit.q))
-        self._ans = np.zeros(0)
-        self._index = {}
-        self._warned = False
-        self._dblk = {}
+        self._empty_path(fit.q)
         self.warn_training_queries, self._train_keys = bool(warn_training_queries), None
-
-    @property
-    def n_points(self) -> int:
-        "Number of distinct points answered so far."
-        return self._m
-    @property
-    def bandwidth(self): return self._fit.bandwidth
-    @property
-    def lam(self): return self._fit.lam
-
-    def __repr__(self):
-        return (f"PrivateCATEFunction(q={self._fit.q}, bandwidth={self.bandwidth:g}, lam={self.lam:g}, "
-                f"noise_scale={self.noise_scale:.4g}, answered_points={self._m}) -- holds the {self._fit.n} training "
-                "inputs of the second stage: curator-only, NOT publishable (publish its answers, publish_grid(), or "
-                "release_shareable_function())")
-
-    def __reduce_ex__(self, protocol):   # pickle, copy.copy and copy.deepcopy all come through here
-        raise TypeError("a PrivateCATEFunction cannot be pickled or copied: it holds the second-stage training inputs "
-                        "and the live noise state of one Gaussian-process path, and a copy answering new points would "
-                        "reuse that noise (the difference of two copies' answers would be noise-free). Share its "
-                        "answers, publish_grid(...).save(path), or release_shareable_function(...).save(path)")
-
-    def _keys(self, X):
-        X = X + 0.0  # turns -0.0 into 0.0
-        return [r.tobytes() for r in np.ascontiguousarray(X)]
-
-    def _warn_training(self, keys):
-        "Opt-in: warn (no count) when a query is a training input. Off by default: the warning is a membership oracle."
-        if self._train_keys is None: self._train_keys = set(self._keys(self._fit.X))
-        if any(k in self._train_keys for k in keys):
-            warnings.warn("some query points are training inputs of the second stage (warn_training_queries=True): the "
-                          "answer, and this warning, disclose membership; use data-independent public query points",
-                          PrivacyLeakWarning, stacklevel=3)
-
-    def _fwd(self, B):
-        "Solve L V = B with the current m×m lower factor, in row blocks (no copy of L; diagonal blocks cached)."
-        m, L = self._m, self._L
-        V = np.empty_like(B)
-        bs = 128
-        for j0 in range(0, m, bs):
-            j1 = min(m, j0 + bs)
-            Dg = self._dblk.get(j0)
-            if Dg is None:
-                Dg = np.asfortranarray(L[j0:j1, j0:j1])
-                if j1 - j0 == bs: self._dblk[j0] = Dg        # complete blocks never change again
-            rhs = B[j0:j1] - L[j0:j1, :j0] @ V[:j0] if j0 else B[j0:j1]
-            V[j0:j1] = dtrsm(1.0, Dg, rhs, lower=1)           # BLAS directly on a contiguous block
-        return V
-
-    def _grow(self, need):
-        if need > self.max_points:
-            raise RuntimeError(f"max_points={self.max_points} distinct query points reached (the exact GP path costs "
-                               "O(m²) memory and O(m²) time per new point); publish a grid (publish_grid) or a "
-                               "shareable release instead, or raise max_points")
-        if need <= self._cap: return
-        cap = min(self.max_points, max(need, int(1.5 * self._cap), 64))   # growth 1.5: less idle memory
-        L = np.zeros((cap, cap))
-        L[:self._m, :self._m] = self._L[:self._m, :self._m]
-        P = np.zeros((cap, self._fit.q))
-        P[:self._m] = self._P[:self._m]
-        for name in ("_f", "_w", "_ans"):
-            a = np.zeros(cap)
-            a[:self._m] = getattr(self, name)[:self._m]
-            setattr(self, name, a)
-        self._L, self._P, self._cap = L, P, cap
-
-    def _extend(self, B):
-        "Draw the path at new distinct points B, conditional on the noise already drawn."
-        b, m, h = len(B), self._m, self._fit.bandwidth
-        self._grow(m + b)
-        S = unnormalised_kernel(B, B, h) + self.jitter * np.eye(b)
-        if m:
-            V = self._fwd(unnormalised_kernel(self._P[:m], B, h))
-            S -= V.T @ V
-        S = 0.5 * (S + S.T)
-        extra = 0.0
-        for _ in range(30):
-            try:
-                Ls = linalg.cholesky(S + extra * np.eye(b), lower=True)
-                break
-            except linalg.LinAlgError: extra = max(2 * extra, self.jitter)
-        else: raise RuntimeError("could not factor the conditional covariance")
-        g = self._fit.predict(B)
-        if self._grid is None: self._ans[m:m + b] = g                    # non-private: no noise
-        else:                                                            # item 8: whitened values on the grid
-            fB = math.exp(-self._log_amp) * g - (V.T @ self._f[:m] if m else 0.0)
-            fB = linalg.solve_triangular(Ls, fB, lower=True)
-            wB = grid_release(fB, replace(self._grid, dim=b), self._rng)
-            self._f[m:m + b], self._w[m:m + b] = fB, wB
-            self._ans[m:m + b] = math.exp(self._log_amp) * (Ls @ wB + (V.T @ self._w[:m] if m else 0.0))
-        self._L[m:m + b, :m] = V.T if m else 0.0
-        self._L[m:m + b, m:m + b] = Ls
-        self._P[m:m + b] = B
-        self._m = m + b
-        if self._m > self.warn_points and not self._warned:
-            self._warned = True
-            warnings.warn(f"{self._m} distinct query points answered: each new point costs O(m²) time and the path "
-                          f"state {8 * self._cap ** 2 / 1e9:.2g} GB; consider a shareable release", PublicWarning,
-                          stacklevel=3)
 
     def __call__(self, X) -> np.ndarray:
         "Private CATE at the rows of X (one batch is drawn jointly; repeated points get identical answers)."
         with self._lock, release_guard():                        # threads queue; no data-dependent event shows
             return _clamped(self.info, self._answer(X))
 
-    def _answer(self, X) -> np.ndarray:
-        X = check_array(_encode_queries(getattr(self, "schema", None), X), "X", ndim=2)
-        if X.shape[1] != self._fit.q: raise ValueError(f"X must have {self._fit.q} columns, got {X.shape[1]}")
-        check_in_bounds(X, self.x_bounds, "X", action="raise")      # queries are public: raising is no leak
-        keys = self._keys(X)
-        if self.warn_training_queries: self._warn_training(keys)
-        new, seen = [], {}
-        for i, k in enumerate(keys):
-            if k not in self._index and k not in seen:
-                seen[k] = len(new)
-                new.append(i)
-        if new:
-            m0 = self._m
-            self._extend(X[new])
-            for j, i in enumerate(new): self._index[keys[i]] = m0 + j
-        idx = np.fromiter((self._index[k] for k in keys), dtype=np.int64, count=len(keys))
-        return self._ans[idx].copy()
-
     effect = __call__
 
-    def publish_grid(self, grid) -> "PublishedCATEValues":
-        """Answer a PUBLIC (data-independent) grid and return a publishable object with only
-        (grid, private values, info)."""
-        grid = check_array(grid, "grid", ndim=2)
-        return PublishedCATEValues(points=grid.copy(), values=self(grid), info=dict(self.info))
+# %% ../nbs/10_functional.ipynb #55c35c71
+@method_of(PrivateCATEFunction, "_empty_path")
+def _pcf__empty_path(self, q:int):
+    "The state of a path with no point drawn yet: factor L, whitened values f and w, points P, answers, index."
+    self._cap, self._m = 0, 0
+    self._L = np.zeros((0, 0))
+    self._f = np.zeros(0)
+    self._w = np.zeros(0)
+    self._P = np.zeros((0, q))
+    self._ans = np.zeros(0)
+    self._index = {}
+    self._warned = False
+    self._dblk = {}
 
-    def uniform_band(self, X, alpha:float=0.05, n_sim:int=200_000) -> ClampedRelease:
-        """Simultaneous (1 − alpha) privacy-noise band over the PUBLIC points X (sup-t over the GP path).
+# %% ../nbs/10_functional.ipynb #67198f24
+@method_of(PrivateCATEFunction, "_grow")
+def _pcf__grow(self, need):
+    if need > self.max_points:
+        raise RuntimeError(f"max_points={self.max_points} distinct query points reached (the exact GP path costs "
+                           "O(m²) memory and O(m²) time per new point); publish a grid (publish_grid) or a "
+                           "shareable release instead, or raise max_points")
+    if need <= self._cap: return
+    cap = min(self.max_points, max(need, int(1.5 * self._cap), 64))   # growth 1.5: less idle memory
+    L = np.zeros((cap, cap))
+    L[:self._m, :self._m] = self._L[:self._m, :self._m]
+    P = np.zeros((cap, self._fit.q))
+    P[:self._m] = self._P[:self._m]
+    for name in ("_f", "_w", "_ans"):
+        a = np.zeros(cap)
+        a[:self._m] = getattr(self, name)[:self._m]
+        setattr(self, name, a)
+    self._L, self._P, self._cap = L, P, cap
 
-        The noise at X is r·U(X), Gaussian with the public covariance a²(K(X, X) + jI). The critical value c is the
-        (1 − alpha) quantile of max_j |Z_j|, Z ~ N(0, the matching correlation), from a public Monte-Carlo stream
-        (seed 0). So ĝ_D lies in value ± c·sd at every row at once with probability 1 − alpha. It covers the privacy
-        noise only, not the sampling error. Clamped by `second_stage.clamp_to_feasible` when `info` states
-        `outcome_bounds`."""
-        a = check_scalar(alpha, "alpha", low=0, high=1)
-        X = check_array(_encode_queries(getattr(self, "schema", None), X), "X", ndim=2)
-        with self._lock, release_guard():
-            raw = self._answer(X)
-        if self._grid is None: half = np.zeros(len(X))
-        else:
-            C = unnormalised_kernel(X, X, self._fit.bandwidth) + self.jitter * np.eye(len(X))
-            sd = np.sqrt(np.diag(C))
-            c = _sup_t_critical(np.ascontiguousarray(C / np.outer(sd, sd)).tobytes(), len(X), a, int(n_sim))
-            half = c * math.exp(self._log_amp) * sd * self._grid.sd      # the grid release's own sd (01a)
-        ob = self.info.get("outcome_bounds")
-        if ob is None: return ClampedRelease(raw, raw - half, raw + half, np.zeros(len(X), bool), (-np.inf, np.inf))
-        return clamp_to_feasible(raw, ob, half)
+# %% ../nbs/10_functional.ipynb #4f21b963
+@method_of(PrivateCATEFunction, "_fwd")
+def _pcf__fwd(self, B):
+    "Solve L V = B with the current m×m lower factor, in row blocks (no copy of L; diagonal blocks cached)."
+    m, L = self._m, self._L
+    V = np.empty_like(B)
+    bs = 128
+    for j0 in range(0, m, bs):
+        j1 = min(m, j0 + bs)
+        Dg = self._dblk.get(j0)
+        if Dg is None:
+            Dg = np.asfortranarray(L[j0:j1, j0:j1])
+            if j1 - j0 == bs: self._dblk[j0] = Dg        # complete blocks never change again
+        rhs = B[j0:j1] - L[j0:j1, :j0] @ V[:j0] if j0 else B[j0:j1]
+        V[j0:j1] = dtrsm(1.0, Dg, rhs, lower=1)           # BLAS directly on a contiguous block
+    return V
 
+# %% ../nbs/10_functional.ipynb #a8013a94
+@method_of(PrivateCATEFunction, "_conditional")
+def _pcf__conditional(self, B):
+    "(S, V): the path's covariance at new points B given the m points drawn so far, V = L⁻¹K(P, B) (None at m = 0)."
+    m, h = self._m, self._fit.bandwidth
+    S = unnormalised_kernel(B, B, h) + self.jitter * np.eye(len(B))
+    V = None
+    if m:
+        V = self._fwd(unnormalised_kernel(self._P[:m], B, h))
+        S -= V.T @ V
+    return 0.5 * (S + S.T), V
+
+@method_of(PrivateCATEFunction, "_factor")
+def _pcf__factor(self, S):
+    "Lower Cholesky factor of S; on failure the added jitter starts at `jitter` and doubles (30 tries)."
+    b = len(S)
+    extra = 0.0
+    for _ in range(30):
+        try: return linalg.cholesky(S + extra * np.eye(b), lower=True)
+        except linalg.LinAlgError: extra = max(2 * extra, self.jitter)
+    raise RuntimeError("could not factor the conditional covariance")
+
+# %% ../nbs/10_functional.ipynb #3ad191d8
+@method_of(PrivateCATEFunction, "_draw")
+def _pcf__draw(self, B, Ls, V):
+    "Answers at the new points B (state rows m to m + b): ĝ_D, plus the path's noise released on the grid."
+    b, m = len(B), self._m
+    g = self._fit.predict(B)
+    if self._grid is None: self._ans[m:m + b] = g                    # non-private: no noise
+    else:                                                            # item 8: whitened values on the grid
+        fB = math.exp(-self._log_amp) * g - (V.T @ self._f[:m] if m else 0.0)
+        fB = linalg.solve_triangular(Ls, fB, lower=True)
+        wB = grid_release(fB, replace(self._grid, dim=b), self._rng)
+        self._f[m:m + b], self._w[m:m + b] = fB, wB
+        self._ans[m:m + b] = math.exp(self._log_amp) * (Ls @ wB + (V.T @ self._w[:m] if m else 0.0))
+
+# %% ../nbs/10_functional.ipynb #365c5082
+@method_of(PrivateCATEFunction, "_extend")
+def _pcf__extend(self, B):
+    "Draw the path at new distinct points B, conditional on the noise already drawn."
+    b, m = len(B), self._m
+    self._grow(m + b)
+    S, V = self._conditional(B)
+    Ls = self._factor(S)
+    self._draw(B, Ls, V)
+    self._L[m:m + b, :m] = V.T if m else 0.0
+    self._L[m:m + b, m:m + b] = Ls
+    self._P[m:m + b] = B
+    self._m = m + b
+    if self._m > self.warn_points and not self._warned:
+        self._warned = True
+        warnings.warn(f"{self._m} distinct query points answered: each new point costs O(m²) time and the path "
+                      f"state {8 * self._cap ** 2 / 1e9:.2g} GB; consider a shareable release", PublicWarning,
+                      stacklevel=3)
+
+# %% ../nbs/10_functional.ipynb #b0ba1b91
+@method_of(PrivateCATEFunction, "_keys")
+def _pcf__keys(self, X):
+    X = X + 0.0  # turns -0.0 into 0.0
+    return [r.tobytes() for r in np.ascontiguousarray(X)]
+
+@method_of(PrivateCATEFunction, "_warn_training")
+def _pcf__warn_training(self, keys):
+    "Opt-in: warn (no count) when a query is a training input. Off by default: the warning is a membership oracle."
+    if self._train_keys is None: self._train_keys = set(self._keys(self._fit.X))
+    if any(k in self._train_keys for k in keys):
+        warnings.warn("some query points are training inputs of the second stage (warn_training_queries=True): the "
+                      "answer, and this warning, disclose membership; use data-independent public query points",
+                      PrivacyLeakWarning, stacklevel=3)
+
+# %% ../nbs/10_functional.ipynb #274f5bf5
+@method_of(PrivateCATEFunction, "_answer")
+def _pcf__answer(self, X) -> np.ndarray:
+    X = check_array(_encode_queries(getattr(self, "schema", None), X), "X", ndim=2)
+    if X.shape[1] != self._fit.q: raise ValueError(f"X must have {self._fit.q} columns, got {X.shape[1]}")
+    check_in_bounds(X, self.x_bounds, "X", action="raise")      # queries are public: raising is no leak
+    keys = self._keys(X)
+    if self.warn_training_queries: self._warn_training(keys)
+    new, seen = [], {}
+    for i, k in enumerate(keys):
+        if k not in self._index and k not in seen:
+            seen[k] = len(new)
+            new.append(i)
+    if new:
+        m0 = self._m
+        self._extend(X[new])
+        for j, i in enumerate(new): self._index[keys[i]] = m0 + j
+    idx = np.fromiter((self._index[k] for k in keys), dtype=np.int64, count=len(keys))
+    return self._ans[idx].copy()
+
+# %% ../nbs/10_functional.ipynb #2c5b3c42
+@method_of(PrivateCATEFunction, "n_points", property)
+def _pcf_n_points(self) -> int:
+    "Number of distinct points answered so far."
+    return self._m
+
+@method_of(PrivateCATEFunction, "bandwidth", property)
+def _pcf_bandwidth(self): return self._fit.bandwidth
+
+@method_of(PrivateCATEFunction, "lam", property)
+def _pcf_lam(self): return self._fit.lam
+
+@method_of(PrivateCATEFunction, "__repr__")
+def _pcf___repr__(self):
+    return (f"PrivateCATEFunction(q={self._fit.q}, bandwidth={self.bandwidth:g}, lam={self.lam:g}, "
+            f"noise_scale={self.noise_scale:.4g}, answered_points={self._m}) -- holds the {self._fit.n} training "
+            "inputs of the second stage: curator-only, NOT publishable (publish its answers, publish_grid(), or "
+            "release_shareable_function())")
+
+# %% ../nbs/10_functional.ipynb #68874d4b
+@method_of(PrivateCATEFunction, "__reduce_ex__")
+def _pcf___reduce_ex__(self, protocol):   # pickle, copy.copy and copy.deepcopy all come through here
+    raise TypeError("a PrivateCATEFunction cannot be pickled or copied: it holds the second-stage training inputs "
+                    "and the live noise state of one Gaussian-process path, and a copy answering new points would "
+                    "reuse that noise (the difference of two copies' answers would be noise-free). Share its "
+                    "answers, publish_grid(...).save(path), or release_shareable_function(...).save(path)")
+
+# %% ../nbs/10_functional.ipynb #4235b28d
 @dataclass
 class PublishedCATEValues:
     """Publishable: private CATE values at public points (post-processing of the release). Holds no training record.
@@ -317,28 +337,46 @@ class PublishedCATEValues:
         X = check_array(X, "X", ndim=2)
         d = ((X[:, None, :] - self.points[None, :, :]) ** 2).sum(-1)
         return self.values[d.argmin(1)]
-    def save(self, path) -> str:
-        """Write the release as `.npz` (numeric arrays) + JSON metadata (`release_format`); returns the path.
 
-        The privacy labels in `info` are checked first as `load` checks them. They are not signed: anyone can edit
-        the file, and `load` catches an inconsistent label, not a consistent forgery; publish the file's
-        `release_format.release_sha256` next to it."""
-        _check_grid_info(path, self.info, np.asarray(self.points))
-        return save_release(path, "PublishedCATEValues", {"points": self.points, "values": self.values}, self.info)
-    @classmethod
-    def load(cls, path) -> "PublishedCATEValues":
-        """Read a file written by `save`; validates it and never unpickles.
+# %% ../nbs/10_functional.ipynb #032135fa
+@method_of(PrivateCATEFunction, "publish_grid")
+def _pcf_publish_grid(self, grid) -> "PublishedCATEValues":
+    """Answer a PUBLIC (data-independent) grid and return a publishable object with only
+    (grid, private values, info)."""
+    grid = check_array(grid, "grid", ndim=2)
+    return PublishedCATEValues(points=grid.copy(), values=self(grid), info=dict(self.info))
 
-        Every derived privacy number of the metadata (the noise scales, the sensitivities, the solver inflation) is
-        recomputed from the stored public inputs (ε, δ, n, λ, bandwidth, Lipschitz bounds, τ) and a mismatch is
-        refused (`ReleaseFormatError` naming the field). The labels are unauthenticated: this catches an edited
-        label, not a consistent forgery; compare `release_format.release_sha256(path)` with the publisher's hash."""
-        a, info = load_release(path, "PublishedCATEValues", {"points": ("f", 2), "values": ("f", 1)})
-        if len(a["values"]) != len(a["points"]): raise ReleaseFormatError(f"{path}: points and values differ in length")
-        _check_grid_info(path, info, a["points"])
-        return cls(points=a["points"], values=a["values"], info=info)
+# %% ../nbs/10_functional.ipynb #07144a08
+@method_of(PrivateCATEFunction, "uniform_band")
+def _pcf_uniform_band(self, X, alpha:float=0.05, n_sim:int=200_000) -> ClampedRelease:
+    """Simultaneous (1 − alpha) privacy-noise band over the PUBLIC points X (sup-t over the GP path).
 
-# %% ../nbs/10_functional.ipynb #c7485389
+    The noise at X is r·U(X), Gaussian with the public covariance a²(K(X, X) + jI). The critical value c is the
+    (1 − alpha) quantile of max_j |Z_j|, Z ~ N(0, the matching correlation), from a public Monte-Carlo stream
+    (seed 0). So ĝ_D lies in value ± c·sd at every row at once with probability 1 − alpha. It covers the privacy
+    noise only, not the sampling error. Clamped by `second_stage.clamp_to_feasible` when `info` states
+    `outcome_bounds`."""
+    a = check_scalar(alpha, "alpha", low=0, high=1)
+    X = check_array(_encode_queries(getattr(self, "schema", None), X), "X", ndim=2)
+    with self._lock, release_guard():
+        raw = self._answer(X)
+    if self._grid is None: half = np.zeros(len(X))
+    else:
+        C = unnormalised_kernel(X, X, self._fit.bandwidth) + self.jitter * np.eye(len(X))
+        sd = np.sqrt(np.diag(C))
+        c = _sup_t_critical(np.ascontiguousarray(C / np.outer(sd, sd)).tobytes(), len(X), a, int(n_sim))
+        half = c * math.exp(self._log_amp) * sd * self._grid.sd      # the grid release's own sd (01a)
+    ob = self.info.get("outcome_bounds")
+    if ob is None: return ClampedRelease(raw, raw - half, raw + half, np.zeros(len(X), bool), (-np.inf, np.inf))
+    return clamp_to_feasible(raw, ob, half)
+
+# %% ../nbs/10_functional.ipynb #04eca229
+def charged_epsilon(epsilon:float, delta:float, scales:dict, r:float, sensitivity:float) -> float:
+    "The ε a release with GP multiplier r really has: ε, or more when r is below the analytic scale (noise='paper')."
+    if not is_private(epsilon) or r >= scales["analytic"]: return epsilon
+    return max(epsilon, gdp_epsilon(sensitivity / r, delta))
+
+# %% ../nbs/10_functional.ipynb #1e3fa39b
 def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_max=1.0, weighted_lipschitz=None,
                      noise="proof", solver_tol=None) -> dict:
     "Every public quantity of a functional release (no data): Δ, τ, inflation, scales, r, μ, charged ε, info."
@@ -364,11 +402,7 @@ def _functional_plan(n:int, q:int, *, bandwidth, lam, loss, epsilon, delta, rho_
                 extra=extra, sensitivity=sens, r=r, mu=mu, epsilon=eps, delta=dlt,
                 epsilon_charged=charged_epsilon(eps, dlt, scales, r, sens), info=info)
 
-def charged_epsilon(epsilon:float, delta:float, scales:dict, r:float, sensitivity:float) -> float:
-    "The ε a release with GP multiplier r really has: ε, or more when r is below the analytic scale (noise='paper')."
-    if not is_private(epsilon) or r >= scales["analytic"]: return epsilon
-    return max(epsilon, gdp_epsilon(sensitivity / r, delta))
-
+# %% ../nbs/10_functional.ipynb #9de51a8d
 def _charge(accountant, plan:dict, label:str):
     """Record the release in `accountant` (default: the library-wide one) BEFORE any data use or noise;
     BudgetError first."""
@@ -379,7 +413,18 @@ def _charge(accountant, plan:dict, label:str):
     else: raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(acc).__name__}")
     return acc
 
-# %% ../nbs/10_functional.ipynb #c3664181
+# %% ../nbs/10_functional.ipynb #f7230486
+def _clean_records(X, phi, weights, x_bounds):
+    "(X, φ, n, x_bounds) under the input policy: X clipped to the public domain, φ to ±MAX_BOUND; lengths checked."
+    X = check_array(X, "X", ndim=2, finite=False)
+    phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
+    n = check_consistent_length(X=X, phi=phi)
+    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
+    xb = check_bounds(x_bounds, "x_bounds", X.shape[1])
+    X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
+    return X, phi, n, xb
+
+# %% ../nbs/10_functional.ipynb #6637a087
 _PATH_OPTIONS = dict(jitter=1e-8, max_points=16_384, warn_points=5_000)
 
 def _path_options(kw:dict) -> dict:
@@ -393,12 +438,14 @@ def _path_options(kw:dict) -> dict:
             raise ValueError(f"{k} must be an integer >= 1, got {o[k]!r}")
     return o
 
+# %% ../nbs/10_functional.ipynb #a884d7eb
 def _clip_records(X, weights, x_bounds, rho_max):
     "Per-record clipping to the public domain (neighbours stay neighbours; silent: no data-dependent event)."
     X = check_in_bounds(X, x_bounds, "X", action="clip")
     if weights is not None: weights = clean_cells(weights, "weights", (0.0, rho_max), ndim=1)   # core's input policy
     return X, weights
 
+# %% ../nbs/10_functional.ipynb #d6d93968
 def _kernel_release(X, phi, weights, x_bounds, plan:dict, random_state, *, warn_training_queries=False, **options):
     "Fit ĝ_D (certified to the plan's τ) and wrap it with the planned GP noise. No budget is charged here."
     X, weights = _clip_records(X, weights, x_bounds, plan["rho_max"])
@@ -409,6 +456,7 @@ def _kernel_release(X, phi, weights, x_bounds, plan:dict, random_state, *, warn_
     return PrivateCATEFunction(fit, plan["r"], x_bounds=x_bounds, random_state=random_state, info=dict(plan["info"]),
                                mu=plan["mu"], warn_training_queries=warn_training_queries, **options)
 
+# %% ../nbs/10_functional.ipynb #88c9a37e
 @release_guard()
 def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float, loss:LipschitzLoss, x_bounds,
                             epsilon:float, delta:float, rho_max:float=1.0, weighted_lipschitz:float|None=None,
@@ -447,12 +495,7 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     by 2√(τ/(2λ)) (Derivation 6). `accountant` (default: the library-wide one) is charged before the data are used and
     before any noise is drawn (BudgetError first). Training inputs are clipped to `x_bounds` and weights to
     [0, rho_max], record by record. `kw`: `jitter`, `max_points`, `warn_points` of `PrivateCATEFunction`."""
-    X = check_array(X, "X", ndim=2, finite=False)
-    phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
-    n = check_consistent_length(X=X, phi=phi)
-    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
-    xb = check_bounds(x_bounds, "x_bounds", X.shape[1])
-    X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
+    X, phi, n, xb = _clean_records(X, phi, weights, x_bounds)
     plan = _functional_plan(n, X.shape[1], bandwidth=bandwidth, lam=lam, loss=loss, epsilon=epsilon, delta=delta,
                             rho_max=rho_max, weighted_lipschitz=weighted_lipschitz, noise=noise, solver_tol=solver_tol)
     # validated before the charge
@@ -464,7 +507,7 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     return _kernel_release(X, phi, weights, xb, plan, random_state, warn_training_queries=warn_training_queries,
                            **options)
 
-# %% ../nbs/10_functional.ipynb #66b68409
+# %% ../nbs/10_functional.ipynb #feadb7aa
 def _stage_release(est) -> StageRelease:
     "The `StageRelease` of a fitted estimator (`second_stage_release()`), or the one given."
     rel = est.second_stage_release() if hasattr(est, "second_stage_release") else est
@@ -481,6 +524,7 @@ def _dpcate_records(est):
     check_stage2_records(phi, rho, c)            # the quantities the constants use; raises before any claim
     return rel, X, phi, rho, n, q, c
 
+# %% ../nbs/10_functional.ipynb #f898eb23
 def _release_seed(rel:StageRelease, random_state):
     "The seed of a release's noise: `random_state`, or the owner's (it counts only inside `reproducible_noise()`)."
     return rel.random_state if random_state is None else random_state
@@ -489,6 +533,7 @@ def _release_rng(rel:StageRelease, random_state):
     "A secret noise stream (notebook 01a) from `_release_seed`."
     return noise_rng(_release_seed(rel, random_state), "function release")
 
+# %% ../nbs/10_functional.ipynb #075273ec
 def _dpcate_plan(est, **kw):
     "Public constants and plan of a DPCATE release (see `_dpcate_records`)."
     rel, X, phi, rho, n, q, c = _dpcate_records(est)
@@ -497,6 +542,7 @@ def _dpcate_plan(est, **kw):
                             weighted_lipschitz=c["weighted_lipschitz"], **kw)
     return rel, plan
 
+# %% ../nbs/10_functional.ipynb #d1a03572
 @release_guard()
 def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_stage.StageRelease
                           *, noise:str="proof", jitter:float=1e-8, max_points:int=16_384,
@@ -546,7 +592,24 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     f.info["outcome_bounds"] = [float(np.ravel(b)[0]) for b in rel.outcome_bounds]   # public: answers are clamped
     return f
 
-# %% ../nbs/10_functional.ipynb #bcd87085
+# %% ../nbs/10_functional.ipynb #2b6f8190
+_SHARED_LABELS = ("epsilon", "delta", "sensitivity", "sigma", "solver_inflation", "noise_sd_point", "privacy")
+_GRID_LABELS = ("epsilon", "delta", "scales", "noise", "solver_inflation", "privacy")
+_SENSITIVITY_INPUTS = ("weighted_lipschitz", "lam", "n", "bandwidth", "solver_tol")
+
+def _privacy_label(epsilon, delta) -> str:
+    "The guarantee as `dp-causal` prints it and stores it in a saved function's `privacy` field."
+    return "NON-PRIVATE (epsilon = inf)" if np.isinf(epsilon) else f"(epsilon={epsilon:.4g}, delta={delta:.3g})-DP"
+
+def _point_noise_sd(sigma, q:int, bandwidth) -> float:
+    "SD of a shareable function's privacy noise at any point: σ√κ (the features have ‖ψ₁(x)‖ = 1)."
+    return float(sigma) * math.exp(0.5 * log_kernel_diag(q, bandwidth))
+
+def _shared_sigma(epsilon, delta, sensitivity) -> float:
+    "σ of the Gaussian mechanism on θ (0 for a non-private release)."
+    return gaussian_sigma(epsilon, delta, sensitivity) if is_private(epsilon) else 0.0
+
+# %% ../nbs/10_functional.ipynb #569ce2e4
 @dataclass
 class SharedCATEFunction:
     """PUBLISHABLE private CATE function x ↦ ψ(x)ᵀθ̃ (random Fourier features). Holds no training record.
@@ -576,62 +639,30 @@ class SharedCATEFunction:
         "Private CATE at the rows of X, clamped to the feasible range when the file states `outcome_bounds`."
         return _clamped(self.info, self.raw(X))
     effect = __call__
-    def raw(self, X) -> np.ndarray:
-        "The released function's values before clamping (post-processing of the noised coefficients)."
-        X = check_array(_encode_queries(self.schema, X), "X", ndim=2)
-        check_in_bounds(X, self.x_bounds, "X", action="raise")
-        return fourier_features(X, self.omega) @ self.coef
-    def evaluate(self, X, alpha:float=0.05) -> ClampedRelease:
-        """Values and (1 − alpha) privacy-noise intervals at the rows of X, clamped by `second_stage.clamp_to_feasible`
-        (needs `outcome_bounds` in `info`); an interval wholly beyond the range becomes that side of it, flagged."""
-        a = check_scalar(alpha, "alpha", low=0, high=1)
-        if self.info.get("outcome_bounds") is None:
-            raise ValueError("this function's info states no outcome_bounds: there is no feasible range to clamp to")
-        sigma = float(self.info.get("sigma", 0.0))
-        sd = _point_noise_sd(sigma, self.omega.shape[1], self.info.get("bandwidth", 1.0))
-        if sd > 0:                    # the grid release's own sd (01a): the coefficients' plan, from public info
-            amp = sd                  # σ√κ, the coefficients' noise scale (‖ψ₁(x)‖ = 1)
-            sd = plan_gaussian(amp, self.info["sensitivity"] / sigma * amp, len(self.coef)).sd
-        return clamp_to_feasible(self.raw(X), self.info["outcome_bounds"], ndtri(1 - a / 2) * sd)
-    def save(self, path) -> str:
-        """Write the release as `.npz` (numeric arrays) + JSON metadata (`release_format`); returns the path.
 
-        The privacy labels in `info` are checked first as `load` checks them. They are not signed: anyone can edit
-        the file, and `load` catches an inconsistent label, not a consistent forgery; publish the file's
-        `release_format.release_sha256` next to it (`dp-causal cate --save` prints it)."""
-        lo, hi = (np.asarray(b, float) for b in self.x_bounds)
-        info = self.info if self.schema is None else {**self.info, "schema": self.schema.to_dict()}
-        _check_shared_info(path, info, np.asarray(self.omega))
-        return save_release(path, "SharedCATEFunction",
-                            {"omega": self.omega, "coef": self.coef, "x_lo": lo, "x_hi": hi}, info)
-    @classmethod
-    def load(cls, path) -> "SharedCATEFunction":
-        """Read a file written by `save`; validates shapes and types and never unpickles.
+# %% ../nbs/10_functional.ipynb #43ccfe1f
+@method_of(SharedCATEFunction, "raw")
+def _scf_raw(self, X) -> np.ndarray:
+    "The released function's values before clamping (post-processing of the noised coefficients)."
+    X = check_array(_encode_queries(self.schema, X), "X", ndim=2)
+    check_in_bounds(X, self.x_bounds, "X", action="raise")
+    return fourier_features(X, self.omega) @ self.coef
 
-        Every derived privacy number of the metadata (σ, the sensitivity, the solver inflation and, in files written
-        by `dp-causal cate --save`, the per-point noise SD and the privacy label) is recomputed from the stored public
-        inputs (ε, δ, n, λ, bandwidth, M, τ, the number of features) and a mismatch is refused (`ReleaseFormatError`
-        naming the field, the stored and the recomputed value). The labels are unauthenticated: this catches an
-        edited label, not a consistent forgery; compare `release_format.release_sha256(path)` with the hash the
-        publisher posted (`dp-causal cate-eval --expect-sha256`)."""
-        a, info = load_release(path, "SharedCATEFunction",
-                               {"omega": ("f", 2), "coef": ("f", 1), "x_lo": ("f", 1), "x_hi": ("f", 1)})
-        q = a["omega"].shape[1]
-        if len(a["coef"]) != 2 * a["omega"].shape[0] or a["x_lo"].shape != (q,) or a["x_hi"].shape != (q,):
-            raise ReleaseFormatError(f"{path}: array shapes are inconsistent (omega {a['omega'].shape}, coef "
-                                     f"{a['coef'].shape}, bounds {a['x_lo'].shape})")
-        if not (np.all(np.isfinite(a["coef"])) and np.all(a["x_lo"] < a["x_hi"])):
-            raise ReleaseFormatError(f"{path}: non-finite coefficients or invalid bounds")
-        _check_shared_info(path, info, a["omega"])
-        schema = None
-        if "schema" in info:                       # public metadata written by `save` (or the CLI)
-            from dp_causal_nb.schema import Schema
-            try: schema = Schema.from_dict(info["schema"])
-            except (TypeError, ValueError, KeyError) as e:
-                reason = str(e).splitlines()[0]
-                raise ReleaseFormatError(f"{path}: the schema in the metadata is invalid: {reason}") from None
-        return cls(omega=a["omega"], coef=a["coef"], x_bounds=(a["x_lo"], a["x_hi"]), info=info, schema=schema)
+@method_of(SharedCATEFunction, "evaluate")
+def _scf_evaluate(self, X, alpha:float=0.05) -> ClampedRelease:
+    """Values and (1 − alpha) privacy-noise intervals at the rows of X, clamped by `second_stage.clamp_to_feasible`
+    (needs `outcome_bounds` in `info`); an interval wholly beyond the range becomes that side of it, flagged."""
+    a = check_scalar(alpha, "alpha", low=0, high=1)
+    if self.info.get("outcome_bounds") is None:
+        raise ValueError("this function's info states no outcome_bounds: there is no feasible range to clamp to")
+    sigma = float(self.info.get("sigma", 0.0))
+    sd = _point_noise_sd(sigma, self.omega.shape[1], self.info.get("bandwidth", 1.0))
+    if sd > 0:                    # the grid release's own sd (01a): the coefficients' plan, from public info
+        amp = sd                  # σ√κ, the coefficients' noise scale (‖ψ₁(x)‖ = 1)
+        sd = plan_gaussian(amp, self.info["sensitivity"] / sigma * amp, len(self.coef)).sd
+    return clamp_to_feasible(self.raw(X), self.info["outcome_bounds"], ndtri(1 - a / 2) * sd)
 
+# %% ../nbs/10_functional.ipynb #dbfb9fcc
 def _shareable_plan(n:int, q:int, *, n_features, feature_seed, **kw) -> dict:
     "Public part of the RFF release: frequencies, Δ with the solver inflation, σ_AG, μ and the published info."
     plan = _functional_plan(n, q, noise="proof", **kw)
@@ -645,6 +676,7 @@ def _shareable_plan(n:int, q:int, *, n_features, feature_seed, **kw) -> dict:
     return plan | dict(omega=omega, sigma=sigma, mu=D / sigma if sigma > 0 else np.inf, epsilon_charged=plan["epsilon"],
                        shared_info=info)
 
+# %% ../nbs/10_functional.ipynb #4bcaaef6
 def _shareable_release(X, phi, weights, x_bounds, plan:dict, rng) -> SharedCATEFunction:
     "Fit θ̂ on the public features (certified), add the planned Gaussian noise. No budget is charged here."
     X, weights = _clip_records(X, weights, x_bounds, plan["rho_max"])
@@ -660,6 +692,7 @@ def _shareable_release(X, phi, weights, x_bounds, plan:dict, rng) -> SharedCATEF
     return SharedCATEFunction(omega=plan["omega"].copy(), coef=coef,
                               x_bounds=tuple(np.asarray(b, float) for b in x_bounds), info=dict(plan["shared_info"]))
 
+# %% ../nbs/10_functional.ipynb #2f6f13d5
 @release_guard()
 def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:float, x_bounds, epsilon:float,
                                delta:float, loss:LipschitzLoss, rho_max:float=1.0, weighted_lipschitz:float|None=None,
@@ -690,13 +723,8 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
 
     `accountant` (default: the library-wide one) is charged (ε, δ) — μ on a GDPAccountant — before the data are used
     and before any noise is drawn. Training inputs are clipped to `x_bounds`, weights to [0, rho_max]."""
-    X = check_array(X, "X", ndim=2, finite=False)
-    phi = clean_cells(phi, "phi", (-MAX_BOUND, MAX_BOUND), ndim=1)   # input policy; a public cap: no solver overflow
-    n = check_consistent_length(X=X, phi=phi)
+    X, phi, n, xb = _clean_records(X, phi, weights, x_bounds)
     q = X.shape[1]
-    if weights is not None: check_consistent_length(X=X, weights=check_array(weights, "weights", ndim=1, finite=False))
-    xb = check_bounds(x_bounds, "x_bounds", q)
-    X = clean_cells(X, "X", xb)                  # core's input policy: clipped to the public domain
     plan = _shareable_plan(n, q, n_features=n_features, feature_seed=feature_seed, bandwidth=bandwidth, lam=lam,
                            loss=loss, epsilon=epsilon, delta=delta, rho_max=rho_max,
                            weighted_lipschitz=weighted_lipschitz, solver_tol=solver_tol)
@@ -705,6 +733,7 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     rng = noise_rng(random_state, "function release")                      # secret: OS entropy (notebook 01a)
     return _shareable_release(X, phi, weights, xb, plan, rng)
 
+# %% ../nbs/10_functional.ipynb #44dc8aef
 @release_guard()
 def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0,
                                     random_state=None, progress:bool|None=None) -> SharedCATEFunction:
@@ -744,23 +773,7 @@ def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0,
     g.info["outcome_bounds"] = [float(np.ravel(b)[0]) for b in rel.outcome_bounds]   # public: answers are clamped
     return g
 
-# %% ../nbs/10_functional.ipynb #82a271b6
-_SHARED_LABELS = ("epsilon", "delta", "sensitivity", "sigma", "solver_inflation", "noise_sd_point", "privacy")
-_GRID_LABELS = ("epsilon", "delta", "scales", "noise", "solver_inflation", "privacy")
-_SENSITIVITY_INPUTS = ("weighted_lipschitz", "lam", "n", "bandwidth", "solver_tol")
-
-def _privacy_label(epsilon, delta) -> str:
-    "The guarantee as `dp-causal` prints it and stores it in a saved function's `privacy` field."
-    return "NON-PRIVATE (epsilon = inf)" if np.isinf(epsilon) else f"(epsilon={epsilon:.4g}, delta={delta:.3g})-DP"
-
-def _point_noise_sd(sigma, q:int, bandwidth) -> float:
-    "SD of a shareable function's privacy noise at any point: σ√κ (the features have ‖ψ₁(x)‖ = 1)."
-    return float(sigma) * math.exp(0.5 * log_kernel_diag(q, bandwidth))
-
-def _shared_sigma(epsilon, delta, sensitivity) -> float:
-    "σ of the Gaussian mechanism on θ (0 for a non-private release)."
-    return gaussian_sigma(epsilon, delta, sensitivity) if is_private(epsilon) else 0.0
-
+# %% ../nbs/10_functional.ipynb #68e462f1
 def _stored_inputs(path, info:dict, q:int) -> dict:
     "The stored primary inputs of a functional release, validated, with the recomputed sensitivity and inflation."
     def number(name): return stored_number(path, info, name)
@@ -778,6 +791,7 @@ def _stored_inputs(path, info:dict, q:int) -> dict:
     check_recomputed(path, "solver_inflation", info.get("solver_inflation"), inflation, ("solver_tol", "lam"))
     return dict(epsilon=eps, delta=dlt, n=n, lam=lam, bandwidth=h, D=D, inflation=inflation, sigma=sigma)
 
+# %% ../nbs/10_functional.ipynb #7abe1be8
 def _check_privacy_label(path, info:dict, p:dict, epsilon:float|None=None):
     "The printed label, if the file states one, must be the one its (charged) ε and its δ give."
     if "privacy" not in info: return
@@ -797,6 +811,7 @@ def _check_shared_info(path, info:dict, omega:np.ndarray):
                          ("sigma", "bandwidth"))
     _check_privacy_label(path, info, p)
 
+# %% ../nbs/10_functional.ipynb #29d75357
 def _check_grid_info(path, info:dict, points:np.ndarray):
     "Recompute the noise scales of a published grid's metadata (`_functional_plan`); ReleaseFormatError on a mismatch."
     if not any(k in info for k in _GRID_LABELS): return
@@ -822,3 +837,74 @@ def _check_grid_info(path, info:dict, points:np.ndarray):
     proof = max(scales["hall"], scales["analytic"])
     r = {"strict": scales["strict"], "paper": scales["paper"]}.get(info["noise"], proof)
     _check_privacy_label(path, info, p, charged_epsilon(p["epsilon"], p["delta"], scales, r, p["D"] + p["inflation"]))
+
+# %% ../nbs/10_functional.ipynb #13d46d03
+@method_of(PublishedCATEValues, "save")
+def _pcv_save(self, path) -> str:
+    """Write the release as `.npz` (numeric arrays) + JSON metadata (`release_format`); returns the path.
+
+    The privacy labels in `info` are checked first as `load` checks them. They are not signed: anyone can edit
+    the file, and `load` catches an inconsistent label, not a consistent forgery; publish the file's
+    `release_format.release_sha256` next to it."""
+    _check_grid_info(path, self.info, np.asarray(self.points))
+    return save_release(path, "PublishedCATEValues", {"points": self.points, "values": self.values}, self.info)
+
+@method_of(PublishedCATEValues, "load", classmethod)
+def _pcv_load(cls, path) -> "PublishedCATEValues":
+    """Read a file written by `save`; validates it and never unpickles.
+
+    Every derived privacy number of the metadata (the noise scales, the sensitivities, the solver inflation) is
+    recomputed from the stored public inputs (ε, δ, n, λ, bandwidth, Lipschitz bounds, τ) and a mismatch is
+    refused (`ReleaseFormatError` naming the field). The labels are unauthenticated: this catches an edited
+    label, not a consistent forgery; compare `release_format.release_sha256(path)` with the publisher's hash."""
+    a, info = load_release(path, "PublishedCATEValues", {"points": ("f", 2), "values": ("f", 1)})
+    if len(a["values"]) != len(a["points"]): raise ReleaseFormatError(f"{path}: points and values differ in length")
+    _check_grid_info(path, info, a["points"])
+    return cls(points=a["points"], values=a["values"], info=info)
+
+# %% ../nbs/10_functional.ipynb #da9b28eb
+@method_of(SharedCATEFunction, "save")
+def _scf_save(self, path) -> str:
+    """Write the release as `.npz` (numeric arrays) + JSON metadata (`release_format`); returns the path.
+
+    The privacy labels in `info` are checked first as `load` checks them. They are not signed: anyone can edit
+    the file, and `load` catches an inconsistent label, not a consistent forgery; publish the file's
+    `release_format.release_sha256` next to it (`dp-causal cate --save` prints it)."""
+    lo, hi = (np.asarray(b, float) for b in self.x_bounds)
+    info = self.info if self.schema is None else {**self.info, "schema": self.schema.to_dict()}
+    _check_shared_info(path, info, np.asarray(self.omega))
+    return save_release(path, "SharedCATEFunction",
+                        {"omega": self.omega, "coef": self.coef, "x_lo": lo, "x_hi": hi}, info)
+
+# %% ../nbs/10_functional.ipynb #038350f4
+def _stored_schema(path, info:dict):
+    "The public Schema a release file's metadata holds (written by `save` or the CLI), or None; refused if invalid."
+    if "schema" not in info: return None
+    from dp_causal_nb.schema import Schema
+    try: return Schema.from_dict(info["schema"])
+    except (TypeError, ValueError, KeyError) as e:
+        reason = str(e).splitlines()[0]
+        raise ReleaseFormatError(f"{path}: the schema in the metadata is invalid: {reason}") from None
+
+# %% ../nbs/10_functional.ipynb #62992920
+@method_of(SharedCATEFunction, "load", classmethod)
+def _scf_load(cls, path) -> "SharedCATEFunction":
+    """Read a file written by `save`; validates shapes and types and never unpickles.
+
+    Every derived privacy number of the metadata (σ, the sensitivity, the solver inflation and, in files written
+    by `dp-causal cate --save`, the per-point noise SD and the privacy label) is recomputed from the stored public
+    inputs (ε, δ, n, λ, bandwidth, M, τ, the number of features) and a mismatch is refused (`ReleaseFormatError`
+    naming the field, the stored and the recomputed value). The labels are unauthenticated: this catches an
+    edited label, not a consistent forgery; compare `release_format.release_sha256(path)` with the hash the
+    publisher posted (`dp-causal cate-eval --expect-sha256`)."""
+    a, info = load_release(path, "SharedCATEFunction",
+                           {"omega": ("f", 2), "coef": ("f", 1), "x_lo": ("f", 1), "x_hi": ("f", 1)})
+    q = a["omega"].shape[1]
+    if len(a["coef"]) != 2 * a["omega"].shape[0] or a["x_lo"].shape != (q,) or a["x_hi"].shape != (q,):
+        raise ReleaseFormatError(f"{path}: array shapes are inconsistent (omega {a['omega'].shape}, coef "
+                                 f"{a['coef'].shape}, bounds {a['x_lo'].shape})")
+    if not (np.all(np.isfinite(a["coef"])) and np.all(a["x_lo"] < a["x_hi"])):
+        raise ReleaseFormatError(f"{path}: non-finite coefficients or invalid bounds")
+    _check_shared_info(path, info, a["omega"])
+    schema = _stored_schema(path, info)
+    return cls(omega=a["omega"], coef=a["coef"], x_bounds=(a["x_lo"], a["x_hi"]), info=info, schema=schema)

@@ -40,7 +40,7 @@ def influence_function(stage, X_query, X, s) -> np.ndarray:
     "Closed-form $\\mathrm{IF}(z_k)=h(x_k)\\,s(z_k)$ at points with inputs `X` and scores `s`; shape (len(X), d)."
     return stage.h(X_query, X) * np.asarray(s, dtype=float)[:, None]
 
-# %% ../nbs/07b_ges.ipynb #a87fe279
+# %% ../nbs/07b_ges.ipynb #b1893bf7
 def score_envelope(learner:str,
                    propensity,        # callable X -> π̂(x) (clipped to [κ, 1-κ] here)
                    outcome,           # callable X -> (μ̂0(x), μ̂1(x)) (clipped to y_bounds here)
@@ -63,6 +63,7 @@ def score_envelope(learner:str,
         return best
     return env
 
+# %% ../nbs/07b_ges.ipynb #dcff542b
 @dataclass
 class GESResult:
     "Outcome of the supremum computation: `search` ≤ γ ≤ `bound` (the certified bound)."
@@ -72,29 +73,26 @@ class GESResult:
     data_max: float        # max over the data points (or the given candidates)
     n_evals: int = 0
 
-def gross_error_sensitivity(stage, X_query, envelope, x_bounds, *, learner:str, y_bounds, propensity_clip:float,
-                            X_data=None, n_random:int=2000, n_local:int=8, maxiter:int=60, random_state=None
-                           ) -> GESResult:
-    """Sample GES $\\gamma(T,D)=\\sup_z\\lVert h(x)\\rVert\\,|s(z)|$: global search over `x_bounds` plus a certified
-    bound."""
-    lo, hi = check_bounds(x_bounds, "x_bounds")
+# %% ../nbs/07b_ges.ipynb #3d042983
+def _ges_candidates(rng, lo, hi, n_random:int) -> list:
+    "Start points of the search: `n_random` uniform draws in the box, its centre and (q <= 10) its corners."
     q = len(lo)
-    rng = check_random_state(random_state)
-    M = stage.query_matrix(X_query)
-    F = lambda X: stage.h_norm(X_query, X, M) * envelope(X)
     cands = [rng.uniform(lo, hi, size=(n_random, q)), ((lo + hi) / 2)[None, :]]
     if q <= 10: cands.append(np.array(np.meshgrid(*zip(lo, hi))).reshape(q, -1).T)
-    data_max = 0.0
-    if X_data is not None:
-        Xd = check_array(X_data, "X_data", ndim=2)
-        vals_d = np.concatenate([F(Xd[i:i + 4096]) for i in range(0, len(Xd), 4096)])
-        data_max = float(vals_d.max())
-        cands.append(Xd[np.argsort(vals_d)[-n_local:]])
-    C = np.vstack(cands)
-    vals = F(C)
-    n_evals = len(C) + (0 if X_data is None else len(X_data))
+    return cands
+
+def _data_candidates(F, X_data, n_local:int):
+    "(largest F over the data points, the `n_local` data points where F is largest); F is evaluated in blocks."
+    Xd = check_array(X_data, "X_data", ndim=2)
+    vals_d = np.concatenate([F(Xd[i:i + 4096]) for i in range(0, len(Xd), 4096)])
+    return float(vals_d.max()), Xd[np.argsort(vals_d)[-n_local:]]
+
+# %% ../nbs/07b_ges.ipynb #344fc938
+def _polish(F, C, vals, lo, hi, n_local:int, maxiter:int):
+    "L-BFGS-B from the `n_local` best candidates C: (best value, its point, evaluations of F used)."
     best_i = int(np.argmax(vals))
     best, x_star = float(vals[best_i]), C[best_i].copy()
+    n_evals = 0
     for i in np.argsort(vals)[::-1][:n_local]:
         res = optimize.minimize(lambda x: -F(x[None, :])[0], C[i], method="L-BFGS-B",
                                 bounds=list(zip(lo, hi)), options=dict(maxiter=maxiter))
@@ -102,6 +100,27 @@ def gross_error_sensitivity(stage, X_query, envelope, x_bounds, *, learner:str, 
         x = np.clip(res.x, lo, hi)
         v = float(F(x[None, :])[0])
         if v > best: best, x_star = v, x
+    return best, x_star, n_evals
+
+# %% ../nbs/07b_ges.ipynb #f418223c
+def gross_error_sensitivity(stage, X_query, envelope, x_bounds, *, learner:str, y_bounds, propensity_clip:float,
+                            X_data=None, n_random:int=2000, n_local:int=8, maxiter:int=60, random_state=None
+                           ) -> GESResult:
+    """Sample GES $\\gamma(T,D)=\\sup_z\\lVert h(x)\\rVert\\,|s(z)|$: global search over `x_bounds` plus a certified
+    bound."""
+    lo, hi = check_bounds(x_bounds, "x_bounds")
+    rng = check_random_state(random_state)
+    M = stage.query_matrix(X_query)
+    F = lambda X: stage.h_norm(X_query, X, M) * envelope(X)
+    cands = _ges_candidates(rng, lo, hi, n_random)
+    data_max = 0.0
+    if X_data is not None:
+        data_max, top = _data_candidates(F, X_data, n_local)
+        cands.append(top)
+    C = np.vstack(cands)
+    vals = F(C)
+    best, x_star, n_polish = _polish(F, C, vals, lo, hi, n_local, maxiter)
+    n_evals = len(C) + (0 if X_data is None else len(X_data)) + n_polish
     best = max(best, data_max)
     bound = stage.h_norm_bound(X_query) * score_bound(learner, y_bounds, propensity_clip, stage.g_bound())
     return GESResult(search=best, bound=float(bound), x_star=x_star, data_max=data_max, n_evals=n_evals)

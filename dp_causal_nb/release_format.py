@@ -44,7 +44,7 @@ def _decode(v):
     if v == "-inf": return -math.inf
     return v
 
-# %% ../nbs/03a_release_format.ipynb #ddc73101
+# %% ../nbs/03a_release_format.ipynb #3a8135f0
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')       # a JSON string literal (escapes included)
 _OPENERS, _CLOSERS = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
 
@@ -54,6 +54,7 @@ def _nesting_depth(raw:bytes) -> int:
     step = np.isin(b, _OPENERS).astype(np.int64) - np.isin(b, _CLOSERS)
     return int(np.cumsum(step).max(initial=0))
 
+# %% ../nbs/03a_release_format.ipynb #773615c0
 def _refuse_token(token):
     raise ReleaseFormatError(f"metadata holds the token {token}, which is not JSON (releases store no NaN or "
                              "infinite numbers; infinities are the strings \"inf\" and \"-inf\")")
@@ -69,6 +70,7 @@ def _unique_keys(pairs:list) -> dict:
     k = next(k for k, count in Counter(k for k, _ in pairs).items() if count > 1)
     raise ReleaseFormatError(f"metadata repeats the key {k[:40]!r} (JSON readers disagree on which value counts)")
 
+# %% ../nbs/03a_release_format.ipynb #cba7cea8
 def _parse_meta(raw:bytes, where) -> dict:
     "The metadata document of a release, parsed within the size and depth limits; ReleaseFormatError otherwise."
     if len(raw) > MAX_META_BYTES:
@@ -83,7 +85,19 @@ def _parse_meta(raw:bytes, where) -> dict:
     except (UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         raise ReleaseFormatError(f"{where}: metadata is not JSON") from None
 
-# %% ../nbs/03a_release_format.ipynb #0a4e7ca6
+# %% ../nbs/03a_release_format.ipynb #bfb37450
+def _numeric_arrays(arrays:dict) -> dict:
+    "The arrays to store, as numpy arrays; a bad name or a non-numeric array is refused."
+    clean = {}
+    for name, a in arrays.items():
+        if not isinstance(name, str) or not name or name == _META: raise ValueError(f"invalid array name {name!r}")
+        a = np.asarray(a)
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"array {name!r}: only numeric arrays can be stored, got {a.dtype}")
+        clean[name] = a
+    return clean
+
+# %% ../nbs/03a_release_format.ipynb #91ec8647
 def save_release(path, kind:str, arrays:dict, meta:dict):
     """Write a publishable object: numeric `arrays` (name -> array) and JSON `meta` to `path` (an `.npz` file).
 
@@ -111,13 +125,7 @@ def save_release(path, kind:str, arrays:dict, meta:dict):
     consistent forgery. Publish the file's `release_sha256` next to it, over a channel you control.
     """
     if not isinstance(kind, str) or not kind: raise ValueError("kind must be a non-empty string")
-    clean = {}
-    for name, a in arrays.items():
-        if not isinstance(name, str) or not name or name == _META: raise ValueError(f"invalid array name {name!r}")
-        a = np.asarray(a)
-        if a.dtype.kind not in "biuf":
-            raise TypeError(f"array {name!r}: only numeric arrays can be stored, got {a.dtype}")
-        clean[name] = a
+    clean = _numeric_arrays(arrays)
     doc = json.dumps({"format": FORMAT, "version": VERSION, "kind": kind, "meta": _encode(meta)}, allow_nan=False)
     _parse_meta(doc.encode("utf-8"), "meta")                        # within the limits the loader applies
     path = os.fspath(path)
@@ -125,7 +133,53 @@ def save_release(path, kind:str, arrays:dict, meta:dict):
     np.savez(path, **clean, **{_META: np.frombuffer(doc.encode("utf-8"), dtype=np.uint8)})
     return path
 
-# %% ../nbs/03a_release_format.ipynb #daa131f3
+# %% ../nbs/03a_release_format.ipynb #3ff282b4
+def _read_arrays(path, max_bytes:int) -> dict:
+    "All arrays of an `.npz` file, metadata included, within the size limits; nothing is unpickled."
+    try:
+        size = os.path.getsize(os.fspath(path))
+        if size > max_bytes: raise ReleaseFormatError(f"{path}: the file is larger than {max_bytes:,} bytes ({size:,})")
+        with zipfile.ZipFile(os.fspath(path)) as zf: sizes = {i.filename: i.file_size for i in zf.infolist()}
+        if sum(sizes.values()) > max_bytes:
+            raise ReleaseFormatError(f"{path}: the arrays are larger than {max_bytes:,} bytes once uncompressed")
+        if sizes.get(_META + ".npy", 0) > MAX_META_BYTES + 4096:      # + the .npy header
+            raise ReleaseFormatError(f"{path}: metadata is larger than the limit ({MAX_META_BYTES:,} bytes)")
+        with np.load(os.fspath(path), allow_pickle=False) as z:
+            names = set(z.files)
+            if _META not in names: raise ReleaseFormatError(f"{path}: not a dp_causal_nb release (no metadata)")
+            arrays = {n: z[n] for n in names}
+    except ReleaseFormatError: raise
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, MemoryError) as e:   # pickles land here, unread
+        raise ReleaseFormatError(f"{path}: not a readable release file ({type(e).__name__}); releases are .npz "
+                                 "archives of numeric arrays, never pickles") from None
+    return arrays
+
+# %% ../nbs/03a_release_format.ipynb #8785970d
+def _check_header(doc, path, kind:str):
+    "The document must be a release of this format, of the version read here, holding a `kind`."
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else None
+        raise ReleaseFormatError(f"{path}: not a dp_causal_nb release (format {found!r})")
+    if doc.get("version") == 1:
+        raise ReleaseFormatError(f"{path}: release format version 1 stores privacy labels that cannot be recomputed "
+                                 f"(no record count n, no Lipschitz bound M); this library reads version {VERSION} "
+                                 "only: make the release again with this version")
+    if doc.get("version") != VERSION:
+        raise ReleaseFormatError(f"{path}: release format version {doc.get('version')!r}; this library reads version "
+                                 f"{VERSION}")
+    if doc.get("kind") != kind: raise ReleaseFormatError(f"{path}: holds a {doc.get('kind')!r}, expected a {kind!r}")
+
+def _check_arrays(arrays:dict, schema:dict, path, kind:str):
+    "The file must hold exactly the arrays of `schema`, each of its dtype kind and number of dimensions."
+    if set(arrays) != set(schema):
+        raise ReleaseFormatError(f"{path}: arrays {sorted(arrays)} do not match the {kind} schema {sorted(schema)}")
+    for n, (kinds, ndim) in schema.items():
+        a = arrays[n]
+        if a.dtype.kind not in kinds or a.ndim != ndim:
+            raise ReleaseFormatError(f"{path}: array {n!r} has dtype {a.dtype} and {a.ndim} dimension(s); the {kind} "
+                                     f"schema needs kind {kinds!r} with {ndim}")
+
+# %% ../nbs/03a_release_format.ipynb #269a0d58
 def load_release(path, kind:str, schema:dict, *, max_bytes:int=MAX_RELEASE_BYTES):
     """Read a file written by `save_release`, refusing anything that is not exactly a `kind` release.
 
@@ -154,48 +208,17 @@ def load_release(path, kind:str, schema:dict, *, max_bytes:int=MAX_RELEASE_BYTES
     privacy number from the stored public inputs (`check_recomputed`), which catches an edited label but not a
     consistent forgery; compare the file's `release_sha256` with the hash its publisher posted.
     """
-    try:
-        size = os.path.getsize(os.fspath(path))
-        if size > max_bytes: raise ReleaseFormatError(f"{path}: the file is larger than {max_bytes:,} bytes ({size:,})")
-        with zipfile.ZipFile(os.fspath(path)) as zf: sizes = {i.filename: i.file_size for i in zf.infolist()}
-        if sum(sizes.values()) > max_bytes:
-            raise ReleaseFormatError(f"{path}: the arrays are larger than {max_bytes:,} bytes once uncompressed")
-        if sizes.get(_META + ".npy", 0) > MAX_META_BYTES + 4096:      # + the .npy header
-            raise ReleaseFormatError(f"{path}: metadata is larger than the limit ({MAX_META_BYTES:,} bytes)")
-        with np.load(os.fspath(path), allow_pickle=False) as z:
-            names = set(z.files)
-            if _META not in names: raise ReleaseFormatError(f"{path}: not a dp_causal_nb release (no metadata)")
-            arrays = {n: z[n] for n in names}
-    except ReleaseFormatError: raise
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError, MemoryError) as e:   # pickles land here, unread
-        raise ReleaseFormatError(f"{path}: not a readable release file ({type(e).__name__}); releases are .npz "
-                                 "archives of numeric arrays, never pickles") from None
+    arrays = _read_arrays(path, max_bytes)
     raw = arrays.pop(_META)
     if raw.dtype != np.uint8 or raw.ndim != 1: raise ReleaseFormatError(f"{path}: metadata is not JSON text")
     doc = _parse_meta(raw.tobytes(), path)
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        found = doc.get("format") if isinstance(doc, dict) else None
-        raise ReleaseFormatError(f"{path}: not a dp_causal_nb release (format {found!r})")
-    if doc.get("version") == 1:
-        raise ReleaseFormatError(f"{path}: release format version 1 stores privacy labels that cannot be recomputed "
-                                 f"(no record count n, no Lipschitz bound M); this library reads version {VERSION} "
-                                 "only: make the release again with this version")
-    if doc.get("version") != VERSION:
-        raise ReleaseFormatError(f"{path}: release format version {doc.get('version')!r}; this library reads version "
-                                 f"{VERSION}")
-    if doc.get("kind") != kind: raise ReleaseFormatError(f"{path}: holds a {doc.get('kind')!r}, expected a {kind!r}")
-    if set(arrays) != set(schema):
-        raise ReleaseFormatError(f"{path}: arrays {sorted(arrays)} do not match the {kind} schema {sorted(schema)}")
-    for n, (kinds, ndim) in schema.items():
-        a = arrays[n]
-        if a.dtype.kind not in kinds or a.ndim != ndim:
-            raise ReleaseFormatError(f"{path}: array {n!r} has dtype {a.dtype} and {a.ndim} dimension(s); the {kind} "
-                                     f"schema needs kind {kinds!r} with {ndim}")
+    _check_header(doc, path, kind)
+    _check_arrays(arrays, schema, path, kind)
     meta = doc.get("meta")
     if not isinstance(meta, dict): raise ReleaseFormatError(f"{path}: metadata must be a JSON object")
     return arrays, _decode(meta)
 
-# %% ../nbs/03a_release_format.ipynb #072c8a3e
+# %% ../nbs/03a_release_format.ipynb #dfc1f4c2
 def _short(v, width:int=80) -> str:
     "`repr(v)`, cut to `width` characters (a stored value may be a megabyte long)."
     r = repr(v)
@@ -215,6 +238,7 @@ def check_recomputed(path, field:str, stored, recomputed, inputs:tuple=(), rtol:
                                  "edited after the release was made, and its privacy label cannot be trusted")
     return stored
 
+# %% ../nbs/03a_release_format.ipynb #b26cd04f
 def stored_number(path, meta:dict, field:str, *, integer:bool=False):
     "The public input `meta[field]`: a number (an integer if `integer`), else `ReleaseFormatError`."
     v = meta.get(field)
