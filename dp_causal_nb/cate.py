@@ -31,7 +31,7 @@ from .schema import fit_covariates, query_covariates
 
 # %% auto #0
 __all__ = ['CALIBRATIONS', 'FINALS', 'VARIANCE_SHARE', 'Z_VARIANCE', 'GESConditionWarning', 'release_budget',
-           'release_statistics', 'SamplingPart', 'exact_sandwich', 'feasible_cate_range', 'CATESummary', 'DPCATE']
+           'release_statistics', 'SamplingPart', 'exact_sandwich', 'feasible_cate_range', 'DPCATE', 'CATESummary']
 
 # %% ../nbs/08_dp_cate.ipynb #6c030e3e
 from .core import clean_cells, release_guard, PublicWarning, method_of   # input policy, guard (00_core)
@@ -44,62 +44,142 @@ class GESConditionWarning(PublicWarning):
     """`calibration='ges'` with `ges_sup='search'`: γ is a lower bound on the supremum (a parameter choice, not a data
     event)."""
 
-# %% ../nbs/08_dp_cate.ipynb #b4c9c75b
+# %% ../nbs/08_dp_cate.ipynb #63d1be52
+def _set_if_param(model, **kw):
+    """set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library
+    models."""
+    names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
+    ok = {k: v for k, v in kw.items() if k in names}
+    rs = ok.get("random_state")
+    foreign = not type(model).__module__.startswith("dp_causal_nb")
+    if isinstance(rs, (np.random.Generator, np.random.SeedSequence)) and foreign:
+        # scikit-learn-style models take an int or a RandomState: seed a RandomState from the same full-entropy stream
+        ok["random_state"] = np.random.RandomState(np.random.MT19937(rs if isinstance(rs, np.random.SeedSequence)
+                                                                     else rs.bit_generator.seed_seq))
+    if ok: model.set_params(**ok)
+    return model
+
+# %% ../nbs/08_dp_cate.ipynb #6732fa7d
+def _same_param(a, b) -> bool:
+    "Whether two values of a constructor parameter are the same (by value; estimators and maps by type and repr)."
+    if a is b: return True
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same_param(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.array_equal(a, b))
+    if isinstance(a, (numbers.Number, str, type(None))) and isinstance(b, (numbers.Number, str, type(None))):
+        return type(a) is type(b) and a == b or (isinstance(a, numbers.Real) and isinstance(b, numbers.Real) and a == b)
+    return type(a) is type(b) and repr(a) == repr(b)
+
+# %% ../nbs/08_dp_cate.ipynb #296c852f
+def _fill_public_bounds(model, name:str, x_bounds=None, y_bounds=None):
+    "Give a user model the estimator's PUBLIC bounds where it would otherwise infer them from the data (invariant 1)."
+    p = model.get_params(deep=False) if hasattr(model, "get_params") else {}
+    fm_xb = getattr(p.get("feature_map"), "x_bounds", None)
+    upd = {}
+    if x_bounds is not None:
+        for k in ("x_bounds", "bounds_X", "bounds"):
+            if k in p and p[k] is None and not (k == "x_bounds" and fm_xb is not None): upd[k] = x_bounds
+    if y_bounds is not None:
+        for k in ("y_bounds", "bounds_y"):
+            if k in p and p[k] is None: upd[k] = y_bounds
+    if "data_norm" in p and p["data_norm"] is None:
+        raise ValueError(f"{name}: declare `data_norm` (a public bound on the feature norm); inferring it from the "
+                         "data is not private")
+    if upd: model.set_params(**upd)
+    return model
+
+# %% ../nbs/08_dp_cate.ipynb #08a07c71
+def _smoke_test(model, x_bounds, y_bounds, label):
+    """Fit a copy of a user's model on PUBLIC synthetic records of the declared domain: configuration errors surface
+    here."""
+    rng = np.random.default_rng(0)
+    n = 64
+    lo, hi = (np.asarray(b, float) for b in x_bounds)
+    Xs = rng.uniform(lo, hi, (n, len(lo)))
+    try:
+        if "propensity" in label:
+            m = clone(model).fit(Xs, np.arange(n) % 2)
+            m.predict_proba(Xs)
+        else:
+            Z = np.c_[Xs, np.arange(n) % 2]
+            m = clone(model).fit(Z, rng.uniform(*y_bounds, n))
+            m.predict(Z)
+    except Exception as e:   # a message about public synthetic records: safe to show
+        raise ValueError(f"{label}: the model fails on public synthetic records of the declared domain "
+                         f"({type(e).__name__}: {e}); fix its configuration") from None
+
+# %% ../nbs/08_dp_cate.ipynb #cedcbbcc
 class _DPNuisance:
     """The nuisance stage (EconML `_ModelNuisance`-style): one DP propensity model π̂(x) and ONE DP outcome model μ̂(x,
     a) on the nuisance half."""
     def models(self, est, eps, dlt, rs):
         "The two nuisance models, each (eps, dlt)-DP, given the estimator's PUBLIC bounds and random streams."
-        xb, yb, rule = est.x_bounds_, est.y_bounds_, est.rule_ or {}
+        rule = est.rule_ or {}
         if rule.get("nuisance") == "boosting" and est.propensity_model is None and est.outcome_model is None:
             return _boosting_nuisances(rs)                          # ε = ∞ under the rule: nothing is noised
-        if est.propensity_model is None:
-            pm = DPLogisticRegression(epsilon=eps, delta=dlt, lam=rule.get("lam_propensity", 1e-3), method="auto",
-                                      feature_map=StandardizeToBounds(x_bounds=xb), random_state=rs["propensity"])
-        else:
-            pm = _set_if_param(clone(est.propensity_model), epsilon=eps, delta=dlt, random_state=rs["propensity"])
-            _fill_public_bounds(pm, "propensity_model", x_bounds=xb)
-        if est.outcome_model is None:
-            fm = RandomFourierFeatures(n_components=20, bandwidth=1.0, x_bounds=xb, random_state=rs["rff_nuisance"])
-            om = DPRidgeRegression(epsilon=eps, delta=dlt, lam=rule.get("lam_outcome", 1e-2), y_bounds=yb,
-                                   feature_map=ArmInteractionFeatures(fm), random_state=rs["outcome"])
-        else:
-            om = _set_if_param(clone(est.outcome_model), epsilon=eps, delta=dlt, random_state=rs["outcome"])
-            p = om.get_params(deep=False)
-            if "feature_map" in p:                                  # a dp_causal_nb.erm model: f on X, wrapped in Φ
-                fmp = p["feature_map"]
-                base = fmp.base if isinstance(fmp, ArmInteractionFeatures) else fmp
-                base = StandardizeToBounds() if base is None else clone(base, safe=False)
-                xb_base = p.get("x_bounds") if p.get("x_bounds") is not None else xb
-                if getattr(base, "x_bounds", None) is None and "x_bounds" in getattr(base, "get_params", dict)():
-                    base.set_params(x_bounds=xb_base)
-                om.set_params(feature_map=ArmInteractionFeatures(base),
-                              **({"x_bounds": None} if "x_bounds" in p else {}))
-                _fill_public_bounds(om, "outcome_model", y_bounds=yb)
-            else:                                                   # third-party model on Z = [X, A]
-                zb = (np.r_[xb[0], 0.0], np.r_[xb[1], 1.0])
-                _fill_public_bounds(om, "outcome_model", x_bounds=zb, y_bounds=yb)
-        return pm, om
-
-    def fit(self, est, pm, om, owner, X1, A1, Y1):
-        """Fit π̂ on (X, A) and μ̂ on (Z = [X, A], Y) of the nuisance half, each charged to `owner`
-        (user_models.fit_charged_model)."""
-        def charged(model, declared, X, y, label):
-            return fit_charged_model(model, owner, X, y, label=label, allotted=(est.epsilon_ / 2, est.delta_ / 2),
-                                     private=is_private(est.epsilon_), declared=declared,
-                                     smoke_test=lambda m: _smoke_test(m, est.x_bounds_, est.y_bounds_, label))
-        pi = charged(pm, est.propensity_model, X1, A1, "DPCATE propensity π̂")
-        mu = charged(om, est.outcome_model, np.c_[X1, A1.astype(float)], Y1, "DPCATE outcome μ̂(x, a)")
-        return pi, mu
+        return self.propensity_model(est, eps, dlt, rs), self.outcome_model(est, eps, dlt, rs)
 
 _NUISANCE = _DPNuisance()
 
+# %% ../nbs/08_dp_cate.ipynb #1c0bdd94
 def _boosting_nuisances(rs):
     "The rule's non-private nuisances at ε = ∞ (scikit-learn gradient boosting, seeded from the spawned streams)."
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
     seed = lambda k: int(np.random.default_rng(rs[k]).integers(2**31))
     return (HistGradientBoostingClassifier(random_state=seed("propensity")),
             HistGradientBoostingRegressor(random_state=seed("outcome")))
+
+# %% ../nbs/08_dp_cate.ipynb #3e049730
+@method_of(_DPNuisance, "propensity_model")
+def _dp_nuisance_propensity_model(self, est, eps, dlt, rs):
+    "π̂'s model, (eps, dlt)-DP, from the estimator's PUBLIC bounds and its stream."
+    rule = est.rule_ or {}
+    if est.propensity_model is None:
+        return DPLogisticRegression(epsilon=eps, delta=dlt, lam=rule.get("lam_propensity", 1e-3), method="auto",
+                                    feature_map=StandardizeToBounds(x_bounds=est.x_bounds_),
+                                    random_state=rs["propensity"])
+    pm = _set_if_param(clone(est.propensity_model), epsilon=eps, delta=dlt, random_state=rs["propensity"])
+    return _fill_public_bounds(pm, "propensity_model", x_bounds=est.x_bounds_)
+
+# %% ../nbs/08_dp_cate.ipynb #53fc3bba
+@method_of(_DPNuisance, "outcome_model")
+def _dp_nuisance_outcome_model(self, est, eps, dlt, rs):
+    "μ̂'s model, (eps, dlt)-DP, from the estimator's PUBLIC bounds and its streams."
+    rule, xb, yb = est.rule_ or {}, est.x_bounds_, est.y_bounds_
+    if est.outcome_model is None:
+        fm = RandomFourierFeatures(n_components=20, bandwidth=1.0, x_bounds=xb, random_state=rs["rff_nuisance"])
+        return DPRidgeRegression(epsilon=eps, delta=dlt, lam=rule.get("lam_outcome", 1e-2), y_bounds=yb,
+                                 feature_map=ArmInteractionFeatures(fm), random_state=rs["outcome"])
+    om = _set_if_param(clone(est.outcome_model), epsilon=eps, delta=dlt, random_state=rs["outcome"])
+    p = om.get_params(deep=False)
+    if "feature_map" not in p:                                  # third-party model on Z = [X, A]
+        zb = (np.r_[xb[0], 0.0], np.r_[xb[1], 1.0])
+        return _fill_public_bounds(om, "outcome_model", x_bounds=zb, y_bounds=yb)
+    fmp = p["feature_map"]                                      # a dp_causal_nb.erm model: f on X, wrapped in Φ
+    base = fmp.base if isinstance(fmp, ArmInteractionFeatures) else fmp
+    base = StandardizeToBounds() if base is None else clone(base, safe=False)
+    xb_base = p.get("x_bounds") if p.get("x_bounds") is not None else xb
+    if getattr(base, "x_bounds", None) is None and "x_bounds" in getattr(base, "get_params", dict)():
+        base.set_params(x_bounds=xb_base)
+    om.set_params(feature_map=ArmInteractionFeatures(base),
+                  **({"x_bounds": None} if "x_bounds" in p else {}))
+    return _fill_public_bounds(om, "outcome_model", y_bounds=yb)
+
+# %% ../nbs/08_dp_cate.ipynb #3e601454
+@method_of(_DPNuisance, "fit")
+def _dp_nuisance_fit(self, est, pm, om, owner, X1, A1, Y1):
+    """Fit π̂ on (X, A) and μ̂ on (Z = [X, A], Y) of the nuisance half, each charged to `owner`
+    (user_models.fit_charged_model)."""
+    def charged(model, declared, X, y, label):
+        return fit_charged_model(model, owner, X, y, label=label, allotted=(est.epsilon_ / 2, est.delta_ / 2),
+                                 private=is_private(est.epsilon_), declared=declared,
+                                 smoke_test=lambda m: _smoke_test(m, est.x_bounds_, est.y_bounds_, label))
+    pi = charged(pm, est.propensity_model, X1, A1, "DPCATE propensity π̂")
+    mu = charged(om, est.outcome_model, np.c_[X1, A1.astype(float)], Y1, "DPCATE outcome μ̂(x, a)")
+    return pi, mu
+
+
 
 # %% ../nbs/08_dp_cate.ipynb #3e60e091
 VARIANCE_SHARE = 0.05  # public rule: share of the second stage's (ε, δ) spent on the sampling-variance statistics
@@ -161,7 +241,7 @@ class _FinalPublic:
     constant_bound: float | None = None           # M = R/κ, the bound of ĉ's terms (auto)
     target_clip: float | None = None              # the public level C of clipped DR targets (auto)
 
-# %% ../nbs/08_dp_cate.ipynb #9828b782
+# %% ../nbs/08_dp_cate.ipynb #ffa4a8c9
 class _RidgeFinal:
     "final='ridge': weighted ridge on a public feature map (rows clipped to its norm bound)."
     name, default_calibration, calibrations = "ridge", "parameter", ("global", "parameter", "ges")
@@ -177,45 +257,63 @@ class _RidgeFinal:
         if hasattr(fm, "get_params") and "x_bounds" in fm.get_params() and fm.get_params()["x_bounds"] is None:
             fm = clone(fm).set_params(x_bounds=xb)
         return fm
-    def check_lam(self, est, lam, xb):
-        """λ below the floor for this map's B_f is a parameter error: raised before the budget is charged (public
-        inputs)."""
-        if lam is not None: check_lam_floor(lam, feature_norm_bound(self.raw_map(est, xb, None)))
-    def public_map(self, est, xb, yb, rff_seed) -> _FinalPublic:
-        """The (user's or default) public feature map, clipped per row to its norm bound, with its norm bound and
-        the radius of θ ('auto': |g| <= B_f Θ = y-range, a public bound on |τ|)."""
-        fm = self.raw_map(est, xb, rff_seed)
-        norm_bound = feature_norm_bound(fm)
-        auto_radius = est.theta_radius == "auto" and est.calibration_ != "ges"
-        return _FinalPublic(feature_map=ClippedFeatures(fm, norm_bound), norm_bound=norm_bound,
-                           theta_radius=(yb[1] - yb[0]) / norm_bound if auto_radius else None)
-    def fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
-        return WeightedRidge(lam, est.feature_map_, radius=est.theta_radius_).fit(X2, phi, rho)
-    def query_sensitivity(self, est, Xq) -> float:
-        return float(np.linalg.norm(est.stage_.features(Xq), 2)) * est.parameter_sensitivity()
-    def parameter_noise(self, est):
-        "(sensitivity, σ) of the parameter release: one Gaussian mechanism on θ at (1 − VARIANCE_SHARE)(ε, δ)."
-        sens = est.parameter_sensitivity()
-        eps, dlt = release_budget(est.epsilon_, est.delta_)
-        return sens, (gaussian_sigma(eps, dlt, sens) if is_private(eps) else 0.0)
-    def post(self, est, theta): return theta
-    def sampling(self, est, X2, phi, rho, targets) -> "SamplingPart":
-        """The interval's sampling part: at finite ε the released statistics (mean s², mean ρ) of the weighted-ridge
-        score s = ρ(φ − clip(f(x)ᵀθ̃)) (derivation above); at ε = ∞ the exact sandwich."""
-        F, R = est.stage_.features(X2), est.y_bounds_[1] - est.y_bounds_[0]
-        if not is_private(est.epsilon_):
-            return exact_sandwich(F, phi, rho, est.stage_.theta_, est.lam_)
-        g = np.clip(F @ est.theta_private_, -R, R)
-        S = score_bound(est.learner, est.y_bounds_, est.kappa_, R)
-        r_lo, r_hi = target_bounds(est.learner, est.y_bounds_, est.kappa_)["rho"]
-        widths = [S ** 2] + ([r_hi - r_lo] if r_hi > r_lo else [])
-        values = [np.mean(np.minimum((rho * (phi - g)) ** 2, S ** 2))] + ([np.mean(rho)] if r_hi > r_lo else [])
-        noisy, sd = release_statistics(values, widths, len(phi), est.epsilon_, est.delta_, est.random_state)
-        s2 = float(np.clip(noisy[0] + Z_VARIANCE * sd[0], 0, S ** 2))
-        rbar = float(np.clip(noisy[1] - Z_VARIANCE * sd[1], r_lo, r_hi)) if len(noisy) > 1 else r_lo
-        return SamplingPart("released", len(phi), 0.0, s2 / (4 * est.lam_ * rbar), None, 0,
-                            dict(statistics=noisy, sd=sd, widths=widths))
 
+# %% ../nbs/08_dp_cate.ipynb #03505027
+@method_of(_RidgeFinal, "check_lam")
+def _ridge_final_check_lam(self, est, lam, xb):
+    """λ below the floor for this map's B_f is a parameter error: raised before the budget is charged (public
+    inputs)."""
+    if lam is not None: check_lam_floor(lam, feature_norm_bound(self.raw_map(est, xb, None)))
+
+@method_of(_RidgeFinal, "public_map")
+def _ridge_final_public_map(self, est, xb, yb, rff_seed) -> _FinalPublic:
+    """The (user's or default) public feature map, clipped per row to its norm bound, with its norm bound and
+    the radius of θ ('auto': |g| <= B_f Θ = y-range, a public bound on |τ|)."""
+    fm = self.raw_map(est, xb, rff_seed)
+    norm_bound = feature_norm_bound(fm)
+    auto_radius = est.theta_radius == "auto" and est.calibration_ != "ges"
+    return _FinalPublic(feature_map=ClippedFeatures(fm, norm_bound), norm_bound=norm_bound,
+                       theta_radius=(yb[1] - yb[0]) / norm_bound if auto_radius else None)
+
+# %% ../nbs/08_dp_cate.ipynb #981ceeee
+@method_of(_RidgeFinal, "fit")
+def _ridge_final_fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
+    return WeightedRidge(lam, est.feature_map_, radius=est.theta_radius_).fit(X2, phi, rho)
+
+@method_of(_RidgeFinal, "query_sensitivity")
+def _ridge_final_query_sensitivity(self, est, Xq) -> float:
+    return float(np.linalg.norm(est.stage_.features(Xq), 2)) * est.parameter_sensitivity()
+
+@method_of(_RidgeFinal, "parameter_noise")
+def _ridge_final_parameter_noise(self, est):
+    "(sensitivity, σ) of the parameter release: one Gaussian mechanism on θ at (1 − VARIANCE_SHARE)(ε, δ)."
+    sens = est.parameter_sensitivity()
+    eps, dlt = release_budget(est.epsilon_, est.delta_)
+    return sens, (gaussian_sigma(eps, dlt, sens) if is_private(eps) else 0.0)
+
+@method_of(_RidgeFinal, "post")
+def _ridge_final_post(self, est, theta): return theta
+
+# %% ../nbs/08_dp_cate.ipynb #9c43a676
+@method_of(_RidgeFinal, "sampling")
+def _ridge_final_sampling(self, est, X2, phi, rho, targets) -> "SamplingPart":
+    """The interval's sampling part: at finite ε the released statistics (mean s², mean ρ) of the weighted-ridge
+    score s = ρ(φ − clip(f(x)ᵀθ̃)) (derivation above); at ε = ∞ the exact sandwich."""
+    F, R = est.stage_.features(X2), est.y_bounds_[1] - est.y_bounds_[0]
+    if not is_private(est.epsilon_):
+        return exact_sandwich(F, phi, rho, est.stage_.theta_, est.lam_)
+    g = np.clip(F @ est.theta_private_, -R, R)
+    S = score_bound(est.learner, est.y_bounds_, est.kappa_, R)
+    r_lo, r_hi = target_bounds(est.learner, est.y_bounds_, est.kappa_)["rho"]
+    widths = [S ** 2] + ([r_hi - r_lo] if r_hi > r_lo else [])
+    values = [np.mean(np.minimum((rho * (phi - g)) ** 2, S ** 2))] + ([np.mean(rho)] if r_hi > r_lo else [])
+    noisy, sd = release_statistics(values, widths, len(phi), est.epsilon_, est.delta_, est.random_state)
+    s2 = float(np.clip(noisy[0] + Z_VARIANCE * sd[0], 0, S ** 2))
+    rbar = float(np.clip(noisy[1] - Z_VARIANCE * sd[1], r_lo, r_hi)) if len(noisy) > 1 else r_lo
+    return SamplingPart("released", len(phi), 0.0, s2 / (4 * est.lam_ * rbar), None, 0,
+                        dict(statistics=noisy, sd=sd, widths=widths))
+
+# %% ../nbs/08_dp_cate.ipynb #0561e61d
 class _KernelFinal(_RidgeFinal):
     """final='kernel': certified weighted kernel ridge with the normalised Gaussian kernel; keeps its records
     (curator-side)."""
@@ -232,23 +330,31 @@ class _KernelFinal(_RidgeFinal):
         "No feature map: the kernel's public bandwidth (default 1/√(2π), the normalised kernel)."
         bw = 1 / math.sqrt(2 * math.pi) if est.bandwidth is None else check_scalar(est.bandwidth, "bandwidth", low=0)
         return _FinalPublic(bandwidth=bw)
-    def fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
-        bw = est.bandwidth_
-        c = stage2_constants(est.learner, yb, est.kappa_, lam=lam, bandwidth=bw, q=X2.shape[1])
-        check_stage2_records(phi, rho, c)     # never fires on clipped records (notebook 07a); fails before any noise
-        return WeightedKernelRidge(lam, bw, loss_bound=c["loss_range"], rho_max=c["rho_max"],
-                                   weighted_lipschitz=c["weighted_lipschitz"]).fit(X2, phi, rho)   # certified
-    def certified_sensitivity(self, est) -> float:
-        "Δ_H + 2√(τ/(2λ)) of the certified fit made in `fit` (the functional release's number, notebook 07a)."
-        q = est.n_features_in_
-        c = stage2_constants(est.learner, est.y_bounds_, est.kappa_, lam=est.lam_, bandwidth=est.bandwidth_, q=q)
-        return certified_rkhs_sensitivity(SquaredLoss(c["loss_range"]), lam=est.lam_, n=est.n_stage2_,
-                                          bandwidth=est.bandwidth_, q=q, rho_max=c["rho_max"],
-                                          weighted_lipschitz=c["weighted_lipschitz"])["sensitivity"]
-    def query_sensitivity(self, est, Xq) -> float:
-        K = gaussian_kernel(Xq, Xq, est.bandwidth_)
-        return math.sqrt(max(float(np.linalg.eigvalsh(K)[-1]), 0.0)) * self.certified_sensitivity(est)
 
+# %% ../nbs/08_dp_cate.ipynb #588156e1
+@method_of(_KernelFinal, "fit")
+def _kernel_final_fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
+    bw = est.bandwidth_
+    c = stage2_constants(est.learner, yb, est.kappa_, lam=lam, bandwidth=bw, q=X2.shape[1])
+    check_stage2_records(phi, rho, c)     # never fires on clipped records (notebook 07a); fails before any noise
+    return WeightedKernelRidge(lam, bw, loss_bound=c["loss_range"], rho_max=c["rho_max"],
+                               weighted_lipschitz=c["weighted_lipschitz"]).fit(X2, phi, rho)   # certified
+
+@method_of(_KernelFinal, "certified_sensitivity")
+def _kernel_final_certified_sensitivity(self, est) -> float:
+    "Δ_H + 2√(τ/(2λ)) of the certified fit made in `fit` (the functional release's number, notebook 07a)."
+    q = est.n_features_in_
+    c = stage2_constants(est.learner, est.y_bounds_, est.kappa_, lam=est.lam_, bandwidth=est.bandwidth_, q=q)
+    return certified_rkhs_sensitivity(SquaredLoss(c["loss_range"]), lam=est.lam_, n=est.n_stage2_,
+                                      bandwidth=est.bandwidth_, q=q, rho_max=c["rho_max"],
+                                      weighted_lipschitz=c["weighted_lipschitz"])["sensitivity"]
+
+@method_of(_KernelFinal, "query_sensitivity")
+def _kernel_final_query_sensitivity(self, est, Xq) -> float:
+    K = gaussian_kernel(Xq, Xq, est.bandwidth_)
+    return math.sqrt(max(float(np.linalg.eigvalsh(K)[-1]), 0.0)) * self.certified_sensitivity(est)
+
+# %% ../nbs/08_dp_cate.ipynb #214cb653
 _FINALS = {"ridge": _RidgeFinal(), "kernel": _KernelFinal()}
 
 def _final_strategy(final):
@@ -278,7 +384,7 @@ def _coordinate_sd(sigma, k:int) -> np.ndarray:
     if np.ndim(sigma) == 0: return np.asarray(sigma, dtype=float)
     return np.r_[sigma[0], np.full(k - 1, sigma[-1])]
 
-# %% ../nbs/08_dp_cate.ipynb #9ff6c681
+# %% ../nbs/08_dp_cate.ipynb #73f229a3
 class _ShrunkFinal(_RidgeFinal):
     """final='auto': private constant ĉ (DR mean) plus, in the rule's mode 'function', a centred private ridge shape on
     clipped DR targets."""
@@ -303,69 +409,86 @@ class _ShrunkFinal(_RidgeFinal):
             if centre and C > M:                       # Δ_shape bounds |target| by min(R/κ, C): needs C ≤ R/κ
                 raise ValueError(f"rule: target_clip={C} exceeds R/κ={M} (centred targets)")
         return replace(base, constant_bound=M, target_clip=C)
-    def fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
-        t = targets
-        phi_dr, _ = orthogonal_targets(t["Y"], t["A"], pi=t["pi"], mu0=t["mu0"], mu1=t["mu1"], learner="dr")
-        M = est.constant_bound_
-        c = float(np.mean(np.clip(phi_dr, -M, M)))
-        fm = est.feature_map_
-        if est.rule_["mode"] == "constant": return _ShrunkStage([c])
-        if not is_private(est.epsilon_):               # nothing noised: the shape around ĉ, no centring
-            return _ShrunkStage(np.r_[c, WeightedRidge(lam, fm, radius=None).fit(X2, phi - c, rho).theta_], fm, 0.0)
-        ref = np.random.default_rng(est.rule_["reference_seed"]).uniform(xb[0], xb[1], size=(2000, len(xb[0])))
-        centre = bool(est.rule_.get("center_targets"))
-        if est.rule_.get("shape_learner") == "dr":     # clipped DR targets (public level C): weight 1 per record
-            C = est.target_clip_
-            if centre: c = self.release_constant(est, c)   # ĉ released first; the targets are centred on it
-            phi, rho = np.clip(phi_dr - (c if centre else 0.0), -C, C), np.ones(len(phi_dr))
-        theta = WeightedRidge(lam, fm, radius=est.theta_radius_).fit(X2, phi, rho).theta_
-        # f̄_ref: public (reference points)
-        return _ShrunkStage(np.r_[c, theta], fm, fm(ref).mean(0), noised=int(centre))
-    def release_constant(self, est, c:float) -> float:
-        """c̃ = clamp(ĉ + noise of sd σ_ĉ, ±R) on the public grid (01a): ĉ's part of the release, before the shape it
-        centres."""
-        sens, sigma = self.parameter_noise(est)
-        noisy = grid_release(c, plan_gaussian(sigma[0], sens[0], 1), noise_rng(est.random_state, "constant"))
-        return float(self.post(est, [noisy])[0])
-    def query_sensitivity(self, est, Xq) -> float:
-        raise ValueError("final='auto' releases its parameters once (calibration 'parameter'); query answers are "
-                         "post-processing of that release")
-    def parameter_noise(self, est):
-        """((Δ_ĉ[, Δ_θ]), (σ_ĉ[, σ_θ])): ĉ at (sε', δ'/2), θ at ((1 − s)ε', δ'/2), ĉ alone at (ε', δ') in mode
-        'constant'; (ε', δ') = (1 − VARIANCE_SHARE)(ε, δ) (`release_budget`)."""
-        (eps, dlt), r = release_budget(est.epsilon_, est.delta_), est.rule_
-        dc = 2 * est.constant_bound_ / est.n_stage2_
-        if r["mode"] == "constant":
-            return (dc,), ((gaussian_sigma(eps, dlt, dc) if is_private(eps) else 0.0),)
-        dth, s = est.parameter_sensitivity(), r["ate_share"]
-        if not is_private(eps): return (dc, dth), (0.0, 0.0)
-        return (dc, dth), (gaussian_sigma(s * eps, dlt / 2, dc), gaussian_sigma((1 - s) * eps, dlt / 2, dth))
-    def post(self, est, theta):
-        R = est.y_bounds_[1] - est.y_bounds_[0]
-        return np.r_[np.clip(theta[0], -R, R), theta[1:]]       # |τ| <= R: post-processing of the noised ĉ
-    def sampling(self, est, X2, phi, rho, targets) -> "SamplingPart":
-        """The interval's sampling part: ĉ's squared deviations and the shape's squared residuals, released (finite
-        ε; derivation above), or the exact variance of ĉ and sandwich of the shape (ε = ∞)."""
-        t, M, R = targets, est.constant_bound_, est.y_bounds_[1] - est.y_bounds_[0]
-        phi_dr, _ = orthogonal_targets(t["Y"], t["A"], pi=t["pi"], mu0=t["mu0"], mu1=t["mu1"], learner="dr")
-        phi_c, shape = np.clip(phi_dr, -M, M), est.rule_["mode"] == "function"
-        fm = est.feature_map_
-        if not is_private(est.epsilon_):
-            if not shape: return SamplingPart("exact", len(phi), float(np.var(phi_c)), 0.0, None, 1)
-            th = est.stage_.theta_
-            part = exact_sandwich(fm(X2), phi - th[0], rho, th[1:], est.lam_)
-            return SamplingPart("exact", len(phi), float(np.var(phi_c)), 0.0, part.cov, 1)
-        th = est.theta_private_
-        widths, values = [(M + R) ** 2], [np.mean(np.minimum((phi_c - th[0]) ** 2, (M + R) ** 2))]
-        if shape:
-            C = est.target_clip_
-            centre = est.stage_.theta_[0] if est.stage_.noised else 0.0       # the released ĉ the targets used
-            resid = np.clip(phi_dr - centre, -C, C) - np.clip(fm(X2) @ th[1:], -C, C)
-            widths, values = widths + [4 * C ** 2], values + [np.mean(np.minimum(resid ** 2, 4 * C ** 2))]
-        noisy, sd = release_statistics(values, widths, len(phi), est.epsilon_, est.delta_, est.random_state)
-        up = [float(np.clip(v + Z_VARIANCE * e, 0, w)) for v, e, w in zip(noisy, sd, widths)]
-        scale = up[1] / (4 * est.lam_) if shape else 0.0
-        return SamplingPart("released", len(phi), up[0], scale, None, 1, dict(statistics=noisy, sd=sd, widths=widths))
+
+# %% ../nbs/08_dp_cate.ipynb #5d49881b
+@method_of(_ShrunkFinal, "fit")
+def _shrunk_final_fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
+    t = targets
+    phi_dr, _ = orthogonal_targets(t["Y"], t["A"], pi=t["pi"], mu0=t["mu0"], mu1=t["mu1"], learner="dr")
+    M = est.constant_bound_
+    c = float(np.mean(np.clip(phi_dr, -M, M)))
+    fm = est.feature_map_
+    if est.rule_["mode"] == "constant": return _ShrunkStage([c])
+    if not is_private(est.epsilon_):               # nothing noised: the shape around ĉ, no centring
+        return _ShrunkStage(np.r_[c, WeightedRidge(lam, fm, radius=None).fit(X2, phi - c, rho).theta_], fm, 0.0)
+    ref = np.random.default_rng(est.rule_["reference_seed"]).uniform(xb[0], xb[1], size=(2000, len(xb[0])))
+    centre = bool(est.rule_.get("center_targets"))
+    if est.rule_.get("shape_learner") == "dr":     # clipped DR targets (public level C): weight 1 per record
+        C = est.target_clip_
+        if centre: c = self.release_constant(est, c)   # ĉ released first; the targets are centred on it
+        phi, rho = np.clip(phi_dr - (c if centre else 0.0), -C, C), np.ones(len(phi_dr))
+    theta = WeightedRidge(lam, fm, radius=est.theta_radius_).fit(X2, phi, rho).theta_
+    # f̄_ref: public (reference points)
+    return _ShrunkStage(np.r_[c, theta], fm, fm(ref).mean(0), noised=int(centre))
+
+# %% ../nbs/08_dp_cate.ipynb #3d359181
+@method_of(_ShrunkFinal, "release_constant")
+def _shrunk_final_release_constant(self, est, c:float) -> float:
+    """c̃ = clamp(ĉ + noise of sd σ_ĉ, ±R) on the public grid (01a): ĉ's part of the release, before the shape it
+    centres."""
+    sens, sigma = self.parameter_noise(est)
+    noisy = grid_release(c, plan_gaussian(sigma[0], sens[0], 1), noise_rng(est.random_state, "constant"))
+    return float(self.post(est, [noisy])[0])
+
+@method_of(_ShrunkFinal, "query_sensitivity")
+def _shrunk_final_query_sensitivity(self, est, Xq) -> float:
+    raise ValueError("final='auto' releases its parameters once (calibration 'parameter'); query answers are "
+                     "post-processing of that release")
+
+# %% ../nbs/08_dp_cate.ipynb #53404c0a
+@method_of(_ShrunkFinal, "parameter_noise")
+def _shrunk_final_parameter_noise(self, est):
+    """((Δ_ĉ[, Δ_θ]), (σ_ĉ[, σ_θ])): ĉ at (sε', δ'/2), θ at ((1 − s)ε', δ'/2), ĉ alone at (ε', δ') in mode
+    'constant'; (ε', δ') = (1 − VARIANCE_SHARE)(ε, δ) (`release_budget`)."""
+    (eps, dlt), r = release_budget(est.epsilon_, est.delta_), est.rule_
+    dc = 2 * est.constant_bound_ / est.n_stage2_
+    if r["mode"] == "constant":
+        return (dc,), ((gaussian_sigma(eps, dlt, dc) if is_private(eps) else 0.0),)
+    dth, s = est.parameter_sensitivity(), r["ate_share"]
+    if not is_private(eps): return (dc, dth), (0.0, 0.0)
+    return (dc, dth), (gaussian_sigma(s * eps, dlt / 2, dc), gaussian_sigma((1 - s) * eps, dlt / 2, dth))
+
+@method_of(_ShrunkFinal, "post")
+def _shrunk_final_post(self, est, theta):
+    R = est.y_bounds_[1] - est.y_bounds_[0]
+    return np.r_[np.clip(theta[0], -R, R), theta[1:]]       # |τ| <= R: post-processing of the noised ĉ
+
+# %% ../nbs/08_dp_cate.ipynb #a36df6cc
+@method_of(_ShrunkFinal, "sampling")
+def _shrunk_final_sampling(self, est, X2, phi, rho, targets) -> "SamplingPart":
+    """The interval's sampling part: ĉ's squared deviations and the shape's squared residuals, released (finite
+    ε; derivation above), or the exact variance of ĉ and sandwich of the shape (ε = ∞)."""
+    t, M, R = targets, est.constant_bound_, est.y_bounds_[1] - est.y_bounds_[0]
+    phi_dr, _ = orthogonal_targets(t["Y"], t["A"], pi=t["pi"], mu0=t["mu0"], mu1=t["mu1"], learner="dr")
+    phi_c, shape = np.clip(phi_dr, -M, M), est.rule_["mode"] == "function"
+    fm = est.feature_map_
+    if not is_private(est.epsilon_):
+        if not shape: return SamplingPart("exact", len(phi), float(np.var(phi_c)), 0.0, None, 1)
+        th = est.stage_.theta_
+        part = exact_sandwich(fm(X2), phi - th[0], rho, th[1:], est.lam_)
+        return SamplingPart("exact", len(phi), float(np.var(phi_c)), 0.0, part.cov, 1)
+    th = est.theta_private_
+    widths, values = [(M + R) ** 2], [np.mean(np.minimum((phi_c - th[0]) ** 2, (M + R) ** 2))]
+    if shape:
+        C = est.target_clip_
+        centre = est.stage_.theta_[0] if est.stage_.noised else 0.0       # the released ĉ the targets used
+        resid = np.clip(phi_dr - centre, -C, C) - np.clip(fm(X2) @ th[1:], -C, C)
+        widths, values = widths + [4 * C ** 2], values + [np.mean(np.minimum(resid ** 2, 4 * C ** 2))]
+    noisy, sd = release_statistics(values, widths, len(phi), est.epsilon_, est.delta_, est.random_state)
+    up = [float(np.clip(v + Z_VARIANCE * e, 0, w)) for v, e, w in zip(noisy, sd, widths)]
+    scale = up[1] / (4 * est.lam_) if shape else 0.0
+    return SamplingPart("released", len(phi), up[0], scale, None, 1, dict(statistics=noisy, sd=sd, widths=widths))
+
 
 _FINALS["auto"] = _ShrunkFinal()
 
@@ -401,7 +524,7 @@ def feasible_cate_range(outcome_bounds) -> tuple:
     R = float(hi[0] - lo[0])
     return (-R, R)
 
-# %% ../nbs/08_dp_cate.ipynb #c52187d4
+# %% ../nbs/08_dp_cate.ipynb #12f5f455
 class _ReleaseReport:
     "Post-processing of a fitted DPCATE's single release: clamping, intervals, averages, summary."
     def _clamp(self, v):
@@ -409,220 +532,7 @@ class _ReleaseReport:
         self.clamped_ = bool(np.any(c.clamped))                # a function of the noised output only
         return c.value
 
-    def _noise_sd(self, Xq, average:bool=False):
-        """Public noise sd of the released value at each query (or of their average): derived in the cell above, with
-        the grid release's own sd (`GridPlan.sd`, slightly above σ: the floating-point-safe sampler, notebook 01a)."""
-        if not is_private(self.epsilon_): return 0.0 if average else np.zeros(len(Xq))
-        info = self.release_info_
-        if self.calibration_ == "parameter":
-            F = self.stage_.features(Xq)
-            if "sigma_constant" in info:                                   # final='auto': ĉ, then the shape
-                sig = (_grid_sd(info["sigma_constant"], info["sensitivity_constant"], 1),
-                       _grid_sd(info["sigma"], info["sensitivity"], F.shape[1] - 1))
-            else: sig = _grid_sd(info["sigma"], info["sensitivity"], F.shape[1])
-            sd = _coordinate_sd(sig, F.shape[1])   # per coordinate (shrunk release)
-            return float(np.linalg.norm(F.mean(0) * sd)) if average else np.linalg.norm(F * sd, axis=1)
-        sens = info["sensitivity"] if "sensitivity" in info else self.query_sensitivity(self._release[0])
-        sig = _grid_sd(info["sigma"], sens, len(self._release[0]))
-        return sig / math.sqrt(len(Xq)) if average else np.full(len(Xq), sig)
-
-    def _sampling_sd(self, Xq, average:bool=False):
-        "Upper bound on the sampling sd at each query (or of their average); None where no sampling part is derived."
-        part = getattr(self, "sampling_", None)
-        if part is None:
-            warnings.warn(f"the interval of DPCATE(final={self.final_!r}, calibration={self.calibration_!r}) covers "
-                          "the privacy noise only (no sampling part is derived for this release); final='auto' or "
-                          "'ridge' with calibration='parameter' give intervals that cover both", PublicWarning,
-                          stacklevel=3)
-            return None
-        F = self.stage_.features(Xq)
-        sd = part.sd(F.mean(0, keepdims=True) if average else F)
-        return float(sd[0]) if average else sd
-
-    def _interval(self, raw, Xq, alpha, average:bool, sampling:bool):
-        "Clamped (lower, upper) of half-width z·√(sampling sd² + noise sd²) around the raw release."
-        a = check_scalar(alpha, "alpha", low=0, high=1)
-        noise = np.asarray(self._noise_sd(Xq, average))
-        samp = self._sampling_sd(Xq, average) if sampling else None
-        sd = noise if samp is None else np.sqrt(noise ** 2 + np.asarray(samp) ** 2)
-        c = clamp_to_feasible(raw, self.outcome_bounds_, ndtri(1 - a / 2) * sd)   # ndtri: the normal quantile
-        self.clamped_ = bool(np.any(c.clamped))
-        return c.lower, c.upper
-
-    def effect_interval(self, X=None, alpha:float=0.05):
-        """(lower, upper) (1 − alpha) intervals for the CATE τ(x) at the query points: sampling error and privacy noise.
-
-        Half-width z·√(s_samp(x)² + s_noise(x)²), s_samp a (released, upper-bound) sampling sd (derivation above) for
-        final 'auto' and 'ridge' with calibration 'parameter' (and any ridge at ε = ∞); other releases fall back to the
-        privacy-noise interval with a `PublicWarning`. Clamped with `clamp_to_feasible` (flag `clamped_`). Same
-        budget rules as `effect` (it reads the same single release)."""
-        raw = self._effect_raw(X)
-        return self._interval(raw, query_covariates(self, X), alpha, False, True)
-
-    def noise_interval(self, X=None, alpha:float=0.05):
-        """(lower, upper) privacy-noise intervals: cover the non-private second-stage fit ĝ_D(x) with probability
-        1 − alpha per point (privacy noise only; zero width at ε = ∞). Clamped as `effect_interval`."""
-        raw = self._effect_raw(X)
-        return self._interval(raw, query_covariates(self, X), alpha, False, False)
-
-    def ate(self, X=None) -> float:
-        """Average of the released CATE over the PUBLIC rows of X, clamped to the feasible range (budget rules: see
-        above)."""
-        return float(self._clamp(np.array([float(np.mean(self._effect_raw(X)))]))[0])
-
-    def ate_interval(self, X=None, alpha:float=0.05) -> tuple:
-        "(1 − alpha) interval of `ate(X)` for the average CATE over the rows of X: sampling error and privacy noise."
-        m = np.array([float(np.mean(self._effect_raw(X)))])
-        lo, hi = self._interval(m, query_covariates(self, X), alpha, True, True)
-        return float(lo[0]), float(hi[0])
-
-    def ate_noise_interval(self, X=None, alpha:float=0.05) -> tuple:
-        "Privacy-noise (1 − alpha) interval of `ate(X)` (covers the mean of ĝ_D over X; sampling error not included)."
-        m = np.array([float(np.mean(self._effect_raw(X)))])
-        lo, hi = self._interval(m, query_covariates(self, X), alpha, True, False)
-        return float(lo[0]), float(hi[0])
-
-    def summary(self, X=None, alpha:float=0.05) -> "CATESummary":
-        "Estimate, interval, noise sd, budget spent and a note when the noise dominates (all from the released values)."
-        if X is None: self._effect_raw(None)      # the clear error naming X
-        vals = self.effect(X)
-        clamped = self.clamped_
-        Xq = query_covariates(self, X)
-        covers = "sampling and privacy noise" if getattr(self, "sampling_", None) is not None else "privacy noise only"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PublicWarning)     # `covers` says it
-            est, (lo, hi) = self.ate(X), self.ate_interval(X, alpha)
-        clamped = clamped or self.clamped_
-        sd_q = float(np.median(self._noise_sd(Xq)))
-        sd_a = float(self._noise_sd(Xq, average=True))
-        spread = float(np.std(vals))
-        if not is_private(self.epsilon_): label = "NON-PRIVATE (epsilon = inf)"
-        elif self.not_dp_: label = "NOT differentially private (calibration='ges')"
-        else: label = f"({self.epsilon_:g}, {self.delta_:g})-DP"
-        note = ("" if sd_q <= spread or not is_private(self.epsilon_)
-                else f"note: the privacy noise (sd {sd_q:.3g} per point) is at least the spread of the "
-                f"released CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise; see "
-                "tutorials/03_private_cate for what n and epsilon buy")
-        from dp_causal_nb.sensitivity import sensitivity_summary   # post-processing of the average: free
-        sens = None if clamped else sensitivity_summary(     # a clamped (noise-dominated) release: omitted
-            est, lo, hi, level=1 - float(alpha), outcome_bounds=self.outcome_bounds_, n=self.n_stage2_,
-            n_covariates=self.n_features_in_, interval_covers_sampling=covers == "sampling and privacy noise")
-        return CATESummary(label=label, n_points=len(Xq), ate=est, interval=(lo, hi), alpha=float(alpha),
-                           noise_sd_point=sd_q, noise_sd_ate=sd_a, cate_range=(float(vals.min()), float(vals.max())),
-                           feasible=feasible_cate_range(self.outcome_bounds_), clamped=clamped,
-                           budget=dict(self.budget_), note=note, covers=covers, sensitivity=sens)
-
-    def plot(self, X_slice, feature, ax=None, **kw):
-        """The released CATE along a public 1-D slice of query points with its band (notebook 07d's
-        `plot_cate_slice`; matplotlib imported here).
-
-        Parameters
-        ----------
-        X_slice : array (m, d) of public query points varying in one column (e.g. `plots.cate_slice_points`).
-        feature : int, the column that varies. ax : matplotlib Axes, optional. **kw : passed to `plot_cate_slice`.
-
-        Returns
-        -------
-        matplotlib Axes
-        """
-        from dp_causal_nb.plots import plot_cate_slice
-        return plot_cate_slice(self, X_slice, feature, ax, **kw)
-
-@dataclass(frozen=True)
-class CATESummary:
-    "What `DPCATE.summary` reports (only public inputs and released numbers); `str()` gives the text."
-    label: str
-    n_points: int
-    ate: float
-    interval: tuple
-    alpha: float
-    noise_sd_point: float
-    noise_sd_ate: float
-    cate_range: tuple
-    feasible: tuple
-    clamped: bool
-    budget: dict
-    note: str = ""
-    covers: str = "privacy noise only"
-    sensitivity: object = None     # `sensitivity.SensitivitySummary` of the average (post-processing)
-    def __str__(self):
-        b = ", ".join(f"{k} {v}" for k, v in self.budget.items())
-        lines = [f"DPCATE release: {self.label}",
-                 f"average CATE over the {self.n_points} query points: {self.ate:.4g}  "
-                 f"{1 - self.alpha:.0%} interval [{self.interval[0]:.4g}, {self.interval[1]:.4g}] "
-                 f"({self.covers}{'; clamped to the feasible range' if self.clamped else ''})",
-                 f"CATE at the points: {self.cate_range[0]:.4g} .. {self.cate_range[1]:.4g} (feasible range "
-                 f"[{self.feasible[0]:g}, {self.feasible[1]:g}]"
-                 f"{'; some values clamped to it' if self.clamped else ''})",
-                 f"privacy-noise sd: {self.noise_sd_point:.3g} per point, {self.noise_sd_ate:.3g} for the average",
-                 f"budget spent: {b}"]
-        extra = [self.note] if self.note else []
-        if self.sensitivity is not None: extra.append(str(self.sensitivity))
-        return "\n".join(lines + extra)
-    def __repr__(self): return str(self)
-
-# %% ../nbs/08_dp_cate.ipynb #00d6999c
-def _set_if_param(model, **kw):
-    """set_params for the keys the model accepts; a `random_state` Generator becomes a RandomState for non-library
-    models."""
-    names = model.get_params(deep=False) if hasattr(model, "get_params") else {}
-    ok = {k: v for k, v in kw.items() if k in names}
-    rs = ok.get("random_state")
-    foreign = not type(model).__module__.startswith("dp_causal_nb")
-    if isinstance(rs, (np.random.Generator, np.random.SeedSequence)) and foreign:
-        # scikit-learn-style models take an int or a RandomState: seed a RandomState from the same full-entropy stream
-        ok["random_state"] = np.random.RandomState(np.random.MT19937(rs if isinstance(rs, np.random.SeedSequence)
-                                                                     else rs.bit_generator.seed_seq))
-    if ok: model.set_params(**ok)
-    return model
-
-def _same_param(a, b) -> bool:
-    "Whether two values of a constructor parameter are the same (by value; estimators and maps by type and repr)."
-    if a is b: return True
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_same_param(x, y) for x, y in zip(a, b))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.shape(a) == np.shape(b) and bool(np.array_equal(a, b))
-    if isinstance(a, (numbers.Number, str, type(None))) and isinstance(b, (numbers.Number, str, type(None))):
-        return type(a) is type(b) and a == b or (isinstance(a, numbers.Real) and isinstance(b, numbers.Real) and a == b)
-    return type(a) is type(b) and repr(a) == repr(b)
-
-def _fill_public_bounds(model, name:str, x_bounds=None, y_bounds=None):
-    "Give a user model the estimator's PUBLIC bounds where it would otherwise infer them from the data (invariant 1)."
-    p = model.get_params(deep=False) if hasattr(model, "get_params") else {}
-    fm_xb = getattr(p.get("feature_map"), "x_bounds", None)
-    upd = {}
-    if x_bounds is not None:
-        for k in ("x_bounds", "bounds_X", "bounds"):
-            if k in p and p[k] is None and not (k == "x_bounds" and fm_xb is not None): upd[k] = x_bounds
-    if y_bounds is not None:
-        for k in ("y_bounds", "bounds_y"):
-            if k in p and p[k] is None: upd[k] = y_bounds
-    if "data_norm" in p and p["data_norm"] is None:
-        raise ValueError(f"{name}: declare `data_norm` (a public bound on the feature norm); inferring it from the "
-                         "data is not private")
-    if upd: model.set_params(**upd)
-    return model
-
-def _smoke_test(model, x_bounds, y_bounds, label):
-    """Fit a copy of a user's model on PUBLIC synthetic records of the declared domain: configuration errors surface
-    here."""
-    rng = np.random.default_rng(0)
-    n = 64
-    lo, hi = (np.asarray(b, float) for b in x_bounds)
-    Xs = rng.uniform(lo, hi, (n, len(lo)))
-    try:
-        if "propensity" in label:
-            m = clone(model).fit(Xs, np.arange(n) % 2)
-            m.predict_proba(Xs)
-        else:
-            Z = np.c_[Xs, np.arange(n) % 2]
-            m = clone(model).fit(Z, rng.uniform(*y_bounds, n))
-            m.predict(Z)
-    except Exception as e:   # a message about public synthetic records: safe to show
-        raise ValueError(f"{label}: the model fails on public synthetic records of the declared domain "
-                         f"({type(e).__name__}: {e}); fix its configuration") from None
-
+# %% ../nbs/08_dp_cate.ipynb #c76087e8
 class DPCATE(_ReleaseReport, EstimatorBase):
     """Differentially private CATE (Schröder et al. 2025, corrected): an orthogonal learner, second stage released once.
 
@@ -787,48 +697,10 @@ class DPCATE(_ReleaseReport, EstimatorBase):
         self.allow_data_dependent_scale, self.random_state, self.split = allow_data_dependent_scale, random_state, split
         self.share, self.progress = share, progress
 
-    def fit(self, Y, T, *, X):
-        """Split, fit the private nuisances and the second stage; charge the whole budget (before any noise).
-
-        Parameters
-        ----------
-        Y : (n,) outcomes in `outcome_bounds`; T : (n,) binary treatment; X : (n, q) covariates in `x_bounds`.
-
-        Returns
-        -------
-        self
-        """
-        if self.y_bounds is not None:     # a parameter choice, not a data event: outside the quiet context
-            warnings.warn("DPCATE(y_bounds=...) is deprecated: use outcome_bounds=... (same meaning; y_bounds will be "
-                          "removed in the next release)", DeprecationWarning, stacklevel=2)
-        with atomic_fit(self), release_guard():         # a failed fit leaves the estimator exactly as it was; models'
-            return self._fit(Y, T, X)                   # warnings on private data are dropped (data-dependent events)
-
-    def _fit(self, Y, T, X):
-        "The four steps below, in this order (each one's checks come before anything the next one does)."
-        X, A, Y, p = self._fit_inputs(Y, T, X)       # validation, the rule, the accountant: public inputs only
-        rs, (i1, i2) = self._fit_split(len(Y))       # independent random streams and the public split
-        if self.share: self._check_share(len(i2), X.shape[1], p)     # the function release's plan, before any charge
-        with progress_bar(self.progress, len(Y) >= PROGRESS_MIN_N and self.final_ == "kernel", 2, "DPCATE") as bar:
-            bar.set_postfix_str("nuisance models")
-            self._fit_nuisances(X, A, Y, i1, p, rs)      # whole budget checked, nuisances fitted and charged
-            bar.update()
-            bar.set_postfix_str(f"second stage ({self.final_})")
-            out = self._fit_stage(X, A, Y, i2, p, rs)    # second stage on the other part; the single release
-            bar.update()
-        return out
-
-# %% ../nbs/08_dp_cate.ipynb #6de3c1a9
-@method_of(DPCATE, "_check_params")
-def _dpcate__check_params(self, q, x_bounds="declared"):
-    if self.learner not in LEARNERS: raise ValueError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
-    if self.calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
-    _final_strategy(self.final)            # 'auto' with an explicit calibration: the ridge that calibration names
-    if self.epsilon is None:
-        raise ValueError("give a privacy budget: DPCATE(epsilon=..., delta=...) (epsilon=np.inf: non-private); "
-                         "there is no default budget")
-    if not isinstance(self.share, (bool, np.bool_)): raise TypeError(f"share must be True or False, got {self.share!r}")
+# %% ../nbs/08_dp_cate.ipynb #1107e7f5
+@method_of(DPCATE, "_resolve_final")
+def _dpcate__resolve_final(self):
+    "(final strategy, calibration) this fit uses: sets `final_` and `calibration_` (public)."
     self.final_ = "ridge" if self.final == "auto" and self.calibration != "auto" else self.final
     if self.share:                         # the function release is planned here, before anything is charged
         if self.final == "auto": self.final_ = "kernel"
@@ -839,6 +711,12 @@ def _dpcate__check_params(self, q, x_bounds="declared"):
     cal = fin.default_calibration if self.calibration == "auto" else self.calibration
     fin.check_calibration(cal)
     self.calibration_ = cal
+    return fin, cal
+
+# %% ../nbs/08_dp_cate.ipynb #afcae240
+@method_of(DPCATE, "_check_budget_and_scale")
+def _dpcate__check_budget_and_scale(self, cal:str):
+    "(ε, δ) checked; the data-dependent scale ('ges') only at ε = ∞ or behind its opt-in."
     if self.ges_sup not in ("search", "bound"):
         raise ValueError(f"ges_sup must be 'search' or 'bound', got {self.ges_sup!r}")
     eps, dlt = check_epsilon_delta(self.epsilon, self.delta)
@@ -852,14 +730,12 @@ def _dpcate__check_params(self, q, x_bounds="declared"):
                          "with it a record (notebook 08). Use calibration='global' or 'parameter' (exact (ε, δ)-DP "
                          "at every n). To reproduce the paper's mechanism WITHOUT a DP guarantee, set "
                          "allow_data_dependent_scale=True")
-    xb = check_bounds(self.x_bounds if isinstance(x_bounds, str) else x_bounds, "x_bounds", q)   # encoded if a schema
-    if self.out_of_bounds not in ("raise", "clip"):
-        raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {self.out_of_bounds!r}")
-    ob, ob_name = self._outcome_bounds_param()
-    yb = check_bounds(ob, ob_name, 1)
-    k = None if self.propensity_clip is None else float(check_propensity_clip(self.propensity_clip))
-    lam = None if self.lam is None else check_scalar(self.lam, "lam", low=0)
-    if self.split is not None: check_scalar(self.split, "split", low=0, high=1)
+    return eps, dlt
+
+# %% ../nbs/08_dp_cate.ipynb #fa9a5436
+@method_of(DPCATE, "_resolve_theta_radius")
+def _dpcate__resolve_theta_radius(self, cal:str, fin):
+    "`theta_radius_`: None ('auto': the final stage sets it), or the declared radius where it applies."
     self.theta_radius_ = None
     if isinstance(self.theta_radius, str):
         if self.theta_radius != "auto":
@@ -869,8 +745,44 @@ def _dpcate__check_params(self, q, x_bounds="declared"):
         if cal == "ges" or not fin.constrainable:
             raise ValueError("theta_radius (a norm constraint on θ) applies to final='ridge' with calibration "
                              "'global' or 'parameter'; Theorem 1's influence function assumes the unconstrained fit")
+
+# %% ../nbs/08_dp_cate.ipynb #d433cf00
+@method_of(DPCATE, "_outcome_bounds_param")
+def _dpcate__outcome_bounds_param(self):
+    "(bounds, the name the user gave them): `outcome_bounds`, or its deprecated alias `y_bounds`."
+    if self.y_bounds is None: return self.outcome_bounds, "outcome_bounds"
+    if self.outcome_bounds is not None:
+        raise ValueError("give outcome_bounds only (y_bounds is its deprecated alias), not both")
+    return self.y_bounds, "y_bounds"
+
+
+
+# %% ../nbs/08_dp_cate.ipynb #b29d5c05
+@method_of(DPCATE, "_check_params")
+def _dpcate__check_params(self, q, x_bounds="declared"):
+    "Check the public parameters in a fixed order; (ε, δ, x_bounds, y_bounds, κ or None, λ or None)."
+    if self.learner not in LEARNERS: raise ValueError(f"learner must be one of {LEARNERS}, got {self.learner!r}")
+    if self.calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
+    _final_strategy(self.final)            # 'auto' with an explicit calibration: the ridge that calibration names
+    if self.epsilon is None:
+        raise ValueError("give a privacy budget: DPCATE(epsilon=..., delta=...) (epsilon=np.inf: non-private); "
+                         "there is no default budget")
+    if not isinstance(self.share, (bool, np.bool_)): raise TypeError(f"share must be True or False, got {self.share!r}")
+    fin, cal = self._resolve_final()
+    eps, dlt = self._check_budget_and_scale(cal)
+    xb = check_bounds(self.x_bounds if isinstance(x_bounds, str) else x_bounds, "x_bounds", q)   # encoded if a schema
+    if self.out_of_bounds not in ("raise", "clip"):
+        raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {self.out_of_bounds!r}")
+    ob, ob_name = self._outcome_bounds_param()
+    yb = check_bounds(ob, ob_name, 1)
+    k = None if self.propensity_clip is None else float(check_propensity_clip(self.propensity_clip))
+    lam = None if self.lam is None else check_scalar(self.lam, "lam", low=0)
+    if self.split is not None: check_scalar(self.split, "split", low=0, high=1)
+    self._resolve_theta_radius(cal, fin)
     return eps, dlt, xb, (float(yb[0][0]), float(yb[1][0])), k, lam
 
+# %% ../nbs/08_dp_cate.ipynb #d773926b
 @method_of(DPCATE, "_resolve_rule")
 def _dpcate__resolve_rule(self, n, q, eps, dlt, yb, k, lam):
     "final='auto': the rule's public hyper-parameters (notebook 08a; reads no data); explicit parameters override."
@@ -882,6 +794,7 @@ def _dpcate__resolve_rule(self, n, q, eps, dlt, yb, k, lam):
     self._resolved = dict(propensity_clip=k, lam=lam, split=split, final=self.final_)
     return k, lam, split
 
+# %% ../nbs/08_dp_cate.ipynb #b60de111
 @method_of(DPCATE, "_check_share")
 def _dpcate__check_share(self, n2:int, q:int, p:dict):
     "share=True: the public plan of the shareable function release (default features) must exist (public inputs only)."
@@ -892,6 +805,7 @@ def _dpcate__check_share(self, n2:int, q:int, p:dict):
                     loss=SquaredLoss(c["loss_range"]),
                     epsilon=p["eps"], delta=p["dlt"], rho_max=c["rho_max"], weighted_lipschitz=c["weighted_lipschitz"])
 
+# %% ../nbs/08_dp_cate.ipynb #aadde63f
 @method_of(DPCATE, "_row_hashes", staticmethod)
 def _dpcate__row_hashes(X, salt):
     import hashlib
@@ -907,14 +821,6 @@ def _dpcate__check_queries(self, X):
                       "itself discloses those covariates (DP covers the outcomes/treatments of the training data, "
                       "not the query points); use held-out or synthetic query points", PrivacyLeakWarning, stacklevel=3)
     return Xq
-
-@method_of(DPCATE, "_outcome_bounds_param")
-def _dpcate__outcome_bounds_param(self):
-    "(bounds, the name the user gave them): `outcome_bounds`, or its deprecated alias `y_bounds`."
-    if self.y_bounds is None: return self.outcome_bounds, "outcome_bounds"
-    if self.outcome_bounds is not None:
-        raise ValueError("give outcome_bounds only (y_bounds is its deprecated alias), not both")
-    return self.y_bounds, "y_bounds"
 
 # %% ../nbs/08_dp_cate.ipynb #854d1092
 @method_of(DPCATE, "propensity")
@@ -1153,6 +1059,41 @@ def _dpcate_gross_error_sensitivity(self, X_query, **kw):
                                    y_bounds=self.y_bounds_, propensity_clip=self.kappa_,
                                    X_data=self.stage2_["X"], **kw)
 
+# %% ../nbs/08_dp_cate.ipynb #1eafd976
+@method_of(DPCATE, "_fit")
+def _dpcate__fit(self, Y, T, X):
+    "The four steps above, in this order (each one's checks come before anything the next one does)."
+    X, A, Y, p = self._fit_inputs(Y, T, X)       # validation, the rule, the accountant: public inputs only
+    rs, (i1, i2) = self._fit_split(len(Y))       # independent random streams and the public split
+    if self.share: self._check_share(len(i2), X.shape[1], p)     # the function release's plan, before any charge
+    with progress_bar(self.progress, len(Y) >= PROGRESS_MIN_N and self.final_ == "kernel", 2, "DPCATE") as bar:
+        bar.set_postfix_str("nuisance models")
+        self._fit_nuisances(X, A, Y, i1, p, rs)      # whole budget checked, nuisances fitted and charged
+        bar.update()
+        bar.set_postfix_str(f"second stage ({self.final_})")
+        out = self._fit_stage(X, A, Y, i2, p, rs)    # second stage on the other part; the single release
+        bar.update()
+    return out
+
+# %% ../nbs/08_dp_cate.ipynb #cdeac78f
+@method_of(DPCATE, "fit")
+def _dpcate_fit(self, Y, T, *, X):
+    """Split, fit the private nuisances and the second stage; charge the whole budget (before any noise).
+
+    Parameters
+    ----------
+    Y : (n,) outcomes in `outcome_bounds`; T : (n,) binary treatment; X : (n, q) covariates in `x_bounds`.
+
+    Returns
+    -------
+    self
+    """
+    if self.y_bounds is not None:     # a parameter choice, not a data event: outside the quiet context
+        warnings.warn("DPCATE(y_bounds=...) is deprecated: use outcome_bounds=... (same meaning; y_bounds will be "
+                      "removed in the next release)", DeprecationWarning, stacklevel=2)
+    with atomic_fit(self), release_guard():         # a failed fit leaves the estimator exactly as it was; models'
+        return self._fit(Y, T, X)                   # warnings on private data are dropped (data-dependent events)
+
 # %% ../nbs/08_dp_cate.ipynb #aa169e30
 @method_of(DPCATE, "effect")
 def _dpcate_effect(self, X=None):
@@ -1246,3 +1187,186 @@ def _dpcate___repr__(self, N_CHAR_MAX=700):
                  if getattr(self, "calibration_", None) == "ges" else "") +
                 (" and salted hashes of the training rows" if getattr(self, "_row_hashes_", None) else "") +
                 "; publish only effect() outputs]" if hasattr(self, "stage_") else "")
+
+# %% ../nbs/08_dp_cate.ipynb #4e692d93
+@method_of(_ReleaseReport, "_noise_sd")
+def _release_report__noise_sd(self, Xq, average:bool=False):
+    """Public noise sd of the released value at each query (or of their average): derived in the cell above, with
+    the grid release's own sd (`GridPlan.sd`, slightly above σ: the floating-point-safe sampler, notebook 01a)."""
+    if not is_private(self.epsilon_): return 0.0 if average else np.zeros(len(Xq))
+    info = self.release_info_
+    if self.calibration_ == "parameter":
+        F = self.stage_.features(Xq)
+        if "sigma_constant" in info:                                   # final='auto': ĉ, then the shape
+            sig = (_grid_sd(info["sigma_constant"], info["sensitivity_constant"], 1),
+                   _grid_sd(info["sigma"], info["sensitivity"], F.shape[1] - 1))
+        else: sig = _grid_sd(info["sigma"], info["sensitivity"], F.shape[1])
+        sd = _coordinate_sd(sig, F.shape[1])   # per coordinate (shrunk release)
+        return float(np.linalg.norm(F.mean(0) * sd)) if average else np.linalg.norm(F * sd, axis=1)
+    sens = info["sensitivity"] if "sensitivity" in info else self.query_sensitivity(self._release[0])
+    sig = _grid_sd(info["sigma"], sens, len(self._release[0]))
+    return sig / math.sqrt(len(Xq)) if average else np.full(len(Xq), sig)
+
+# %% ../nbs/08_dp_cate.ipynb #b27818de
+@method_of(_ReleaseReport, "_sampling_sd")
+def _release_report__sampling_sd(self, Xq, average:bool=False):
+    "Upper bound on the sampling sd at each query (or of their average); None where no sampling part is derived."
+    part = getattr(self, "sampling_", None)
+    if part is None:
+        warnings.warn(f"the interval of DPCATE(final={self.final_!r}, calibration={self.calibration_!r}) covers "
+                      "the privacy noise only (no sampling part is derived for this release); final='auto' or "
+                      "'ridge' with calibration='parameter' give intervals that cover both", PublicWarning,
+                      stacklevel=3)
+        return None
+    F = self.stage_.features(Xq)
+    sd = part.sd(F.mean(0, keepdims=True) if average else F)
+    return float(sd[0]) if average else sd
+
+# %% ../nbs/08_dp_cate.ipynb #d58d664a
+@method_of(_ReleaseReport, "_interval")
+def _release_report__interval(self, raw, Xq, alpha, average:bool, sampling:bool):
+    "Clamped (lower, upper) of half-width z·√(sampling sd² + noise sd²) around the raw release."
+    a = check_scalar(alpha, "alpha", low=0, high=1)
+    noise = np.asarray(self._noise_sd(Xq, average))
+    samp = self._sampling_sd(Xq, average) if sampling else None
+    sd = noise if samp is None else np.sqrt(noise ** 2 + np.asarray(samp) ** 2)
+    c = clamp_to_feasible(raw, self.outcome_bounds_, ndtri(1 - a / 2) * sd)   # ndtri: the normal quantile
+    self.clamped_ = bool(np.any(c.clamped))
+    return c.lower, c.upper
+
+# %% ../nbs/08_dp_cate.ipynb #01ca0270
+@method_of(_ReleaseReport, "effect_interval")
+def _release_report_effect_interval(self, X=None, alpha:float=0.05):
+    """(lower, upper) (1 − alpha) intervals for the CATE τ(x) at the query points: sampling error and privacy noise.
+
+    Half-width z·√(s_samp(x)² + s_noise(x)²), s_samp a (released, upper-bound) sampling sd (derivation above) for
+    final 'auto' and 'ridge' with calibration 'parameter' (and any ridge at ε = ∞); other releases fall back to the
+    privacy-noise interval with a `PublicWarning`. Clamped with `clamp_to_feasible` (flag `clamped_`). Same
+    budget rules as `effect` (it reads the same single release)."""
+    raw = self._effect_raw(X)
+    return self._interval(raw, query_covariates(self, X), alpha, False, True)
+
+@method_of(_ReleaseReport, "noise_interval")
+def _release_report_noise_interval(self, X=None, alpha:float=0.05):
+    """(lower, upper) privacy-noise intervals: cover the non-private second-stage fit ĝ_D(x) with probability
+    1 − alpha per point (privacy noise only; zero width at ε = ∞). Clamped as `effect_interval`."""
+    raw = self._effect_raw(X)
+    return self._interval(raw, query_covariates(self, X), alpha, False, False)
+
+# %% ../nbs/08_dp_cate.ipynb #5bf5bab7
+@method_of(_ReleaseReport, "ate")
+def _release_report_ate(self, X=None) -> float:
+    """Average of the released CATE over the PUBLIC rows of X, clamped to the feasible range (budget rules: see
+    above)."""
+    return float(self._clamp(np.array([float(np.mean(self._effect_raw(X)))]))[0])
+
+@method_of(_ReleaseReport, "ate_interval")
+def _release_report_ate_interval(self, X=None, alpha:float=0.05) -> tuple:
+    "(1 − alpha) interval of `ate(X)` for the average CATE over the rows of X: sampling error and privacy noise."
+    m = np.array([float(np.mean(self._effect_raw(X)))])
+    lo, hi = self._interval(m, query_covariates(self, X), alpha, True, True)
+    return float(lo[0]), float(hi[0])
+
+@method_of(_ReleaseReport, "ate_noise_interval")
+def _release_report_ate_noise_interval(self, X=None, alpha:float=0.05) -> tuple:
+    "Privacy-noise (1 − alpha) interval of `ate(X)` (covers the mean of ĝ_D over X; sampling error not included)."
+    m = np.array([float(np.mean(self._effect_raw(X)))])
+    lo, hi = self._interval(m, query_covariates(self, X), alpha, True, False)
+    return float(lo[0]), float(hi[0])
+
+# %% ../nbs/08_dp_cate.ipynb #633017ad
+@method_of(_ReleaseReport, "_guarantee_label")
+def _release_report__guarantee_label(self) -> str:
+    "What the summary calls the release's guarantee (public: ε, δ and the calibration)."
+    if not is_private(self.epsilon_): return "NON-PRIVATE (epsilon = inf)"
+    if self.not_dp_: return "NOT differentially private (calibration='ges')"
+    return f"({self.epsilon_:g}, {self.delta_:g})-DP"
+
+@method_of(_ReleaseReport, "_noise_note")
+def _release_report__noise_note(self, sd_q:float, spread:float) -> str:
+    "A one-line note when the privacy noise per point is at least the spread of the released CATE (else '')."
+    return ("" if sd_q <= spread or not is_private(self.epsilon_)
+            else f"note: the privacy noise (sd {sd_q:.3g} per point) is at least the spread of the "
+            f"released CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise; see "
+            "tutorials/03_private_cate for what n and epsilon buy")
+
+# %% ../nbs/08_dp_cate.ipynb #de8ec7ac
+@dataclass(frozen=True)
+class CATESummary:
+    "What `DPCATE.summary` reports (only public inputs and released numbers); `str()` gives the text."
+    label: str
+    n_points: int
+    ate: float
+    interval: tuple
+    alpha: float
+    noise_sd_point: float
+    noise_sd_ate: float
+    cate_range: tuple
+    feasible: tuple
+    clamped: bool
+    budget: dict
+    note: str = ""
+    covers: str = "privacy noise only"
+    sensitivity: object = None     # `sensitivity.SensitivitySummary` of the average (post-processing)
+    def __repr__(self): return str(self)
+
+# %% ../nbs/08_dp_cate.ipynb #e4f6c6a5
+@method_of(CATESummary, "__str__")
+def _cate_summary___str__(self):
+    b = ", ".join(f"{k} {v}" for k, v in self.budget.items())
+    lines = [f"DPCATE release: {self.label}",
+             f"average CATE over the {self.n_points} query points: {self.ate:.4g}  "
+             f"{1 - self.alpha:.0%} interval [{self.interval[0]:.4g}, {self.interval[1]:.4g}] "
+             f"({self.covers}{'; clamped to the feasible range' if self.clamped else ''})",
+             f"CATE at the points: {self.cate_range[0]:.4g} .. {self.cate_range[1]:.4g} (feasible range "
+             f"[{self.feasible[0]:g}, {self.feasible[1]:g}]"
+             f"{'; some values clamped to it' if self.clamped else ''})",
+             f"privacy-noise sd: {self.noise_sd_point:.3g} per point, {self.noise_sd_ate:.3g} for the average",
+             f"budget spent: {b}"]
+    extra = [self.note] if self.note else []
+    if self.sensitivity is not None: extra.append(str(self.sensitivity))
+    return "\n".join(lines + extra)
+
+# %% ../nbs/08_dp_cate.ipynb #498fa0d4
+@method_of(_ReleaseReport, "summary")
+def _release_report_summary(self, X=None, alpha:float=0.05) -> "CATESummary":
+    "Estimate, interval, noise sd, budget spent and a note when the noise dominates (all from the released values)."
+    if X is None: self._effect_raw(None)      # the clear error naming X
+    vals = self.effect(X)
+    clamped = self.clamped_
+    Xq = query_covariates(self, X)
+    covers = "sampling and privacy noise" if getattr(self, "sampling_", None) is not None else "privacy noise only"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PublicWarning)     # `covers` says it
+        est, (lo, hi) = self.ate(X), self.ate_interval(X, alpha)
+    clamped = clamped or self.clamped_
+    sd_q = float(np.median(self._noise_sd(Xq)))
+    sd_a = float(self._noise_sd(Xq, average=True))
+    spread = float(np.std(vals))
+    label, note = self._guarantee_label(), self._noise_note(sd_q, spread)
+    from dp_causal_nb.sensitivity import sensitivity_summary   # post-processing of the average: free
+    sens = None if clamped else sensitivity_summary(     # a clamped (noise-dominated) release: omitted
+        est, lo, hi, level=1 - float(alpha), outcome_bounds=self.outcome_bounds_, n=self.n_stage2_,
+        n_covariates=self.n_features_in_, interval_covers_sampling=covers == "sampling and privacy noise")
+    return CATESummary(label=label, n_points=len(Xq), ate=est, interval=(lo, hi), alpha=float(alpha),
+                       noise_sd_point=sd_q, noise_sd_ate=sd_a, cate_range=(float(vals.min()), float(vals.max())),
+                       feasible=feasible_cate_range(self.outcome_bounds_), clamped=clamped,
+                       budget=dict(self.budget_), note=note, covers=covers, sensitivity=sens)
+
+# %% ../nbs/08_dp_cate.ipynb #36a8f3ed
+@method_of(_ReleaseReport, "plot")
+def _release_report_plot(self, X_slice, feature, ax=None, **kw):
+    """The released CATE along a public 1-D slice of query points with its band (notebook 07d's
+    `plot_cate_slice`; matplotlib imported here).
+
+    Parameters
+    ----------
+    X_slice : array (m, d) of public query points varying in one column (e.g. `plots.cate_slice_points`).
+    feature : int, the column that varies. ax : matplotlib Axes, optional. **kw : passed to `plot_cate_slice`.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from dp_causal_nb.plots import plot_cate_slice
+    return plot_cate_slice(self, X_slice, feature, ax, **kw)
