@@ -109,6 +109,14 @@ def _smoke_test(model, x_bounds, y_bounds, label):
         raise ValueError(f"{label}: the model fails on public synthetic records of the declared domain "
                          f"({type(e).__name__}: {e}); fix its configuration") from None
 
+# %% ../nbs/08_dp_cate.ipynb #1c0bdd94
+def _boosting_nuisances(rs):
+    "The rule's non-private nuisances at ε = ∞ (scikit-learn gradient boosting, seeded from the spawned streams)."
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    seed = lambda k: int(np.random.default_rng(rs[k]).integers(2**31))
+    return (HistGradientBoostingClassifier(random_state=seed("propensity")),
+            HistGradientBoostingRegressor(random_state=seed("outcome")))
+
 # %% ../nbs/08_dp_cate.ipynb #cedcbbcc
 class _DPNuisance:
     """The nuisance stage (EconML `_ModelNuisance`-style): one DP propensity model π̂(x) and ONE DP outcome model μ̂(x,
@@ -121,14 +129,6 @@ class _DPNuisance:
         return self.propensity_model(est, eps, dlt, rs), self.outcome_model(est, eps, dlt, rs)
 
 _NUISANCE = _DPNuisance()
-
-# %% ../nbs/08_dp_cate.ipynb #1c0bdd94
-def _boosting_nuisances(rs):
-    "The rule's non-private nuisances at ε = ∞ (scikit-learn gradient boosting, seeded from the spawned streams)."
-    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-    seed = lambda k: int(np.random.default_rng(rs[k]).integers(2**31))
-    return (HistGradientBoostingClassifier(random_state=seed("propensity")),
-            HistGradientBoostingRegressor(random_state=seed("outcome")))
 
 # %% ../nbs/08_dp_cate.ipynb #3e049730
 @method_of(_DPNuisance, "propensity_model")
@@ -181,7 +181,7 @@ def _dp_nuisance_fit(self, est, pm, om, owner, X1, A1, Y1):
 
 
 
-# %% ../nbs/08_dp_cate.ipynb #3e60e091
+# %% ../nbs/08_dp_cate.ipynb #16429a51
 VARIANCE_SHARE = 0.05  # public rule: share of the second stage's (ε, δ) spent on the sampling-variance statistics
 Z_VARIANCE = 1.645     # the statistics enter the interval at their one-sided 95 % upper confidence bound
 
@@ -190,6 +190,7 @@ def release_budget(epsilon:float, delta:float) -> tuple:
     if not is_private(epsilon): return epsilon, delta
     return (1 - VARIANCE_SHARE) * epsilon, (1 - VARIANCE_SHARE) * delta
 
+# %% ../nbs/08_dp_cate.ipynb #01438b39
 def release_statistics(values, widths, n:int, epsilon:float, delta:float, random_state, size:int|None=None) -> tuple:
     """Gaussian release of k means of records in [0, wⱼ] at VARIANCE_SHARE·(ε, δ): each mean divided by its
     sensitivity wⱼ/n (replace-one), so the vector has l2 sensitivity √k. Returns (noised means, their noise sds);
@@ -202,6 +203,7 @@ def release_statistics(values, widths, n:int, epsilon:float, delta:float, random
                      noise_rng(random_state, "sampling statistics"), size=size)
     return np.atleast_1d(z) * unit, sigma * unit
 
+# %% ../nbs/08_dp_cate.ipynb #c017ae0f
 @dataclass(frozen=True)
 class SamplingPart:
     """Public description of an interval's sampling part: Var(ĉ) ≤ constant_var/n and Var of the shape at x ≤
@@ -220,6 +222,7 @@ class SamplingPart:
         v = (F @ self.cov * F).sum(1) if self.cov is not None else self.shape_scale * (F ** 2).sum(1)
         return np.sqrt(self.constant_var / self.n) + np.sqrt(np.maximum(v, 0.0) / self.n)
 
+# %% ../nbs/08_dp_cate.ipynb #6fea237c
 def exact_sandwich(F, targets, weights, theta, lam:float) -> SamplingPart:
     "ε = ∞: the sandwich A⁻¹ M A⁻¹ of the weighted ridge (A = FᵀWF/n + λI, M = Σ sᵢ² fᵢfᵢᵀ/n, s = ρ(φ − fᵀθ))."
     F = np.atleast_2d(F)
@@ -972,6 +975,16 @@ def _dpcate__fit_nuisances(self, X, A, Y, i1, p, rs):
                               if self.calibration_ == "parameter" and is_private(eps) else ")")))
     self._budget_record = block._record() if n_ledger is None else acc.ledger[n_ledger]   # this fit's own record
 
+# %% ../nbs/08_dp_cate.ipynb #eccf98d1
+@method_of(DPCATE, "_publish")
+def _dpcate__publish(self, pub:_FinalPublic):
+    "Set the fitted attributes of the final stage's public part (the one place they are set)."
+    self.target_clip_ = pub.target_clip
+    if pub.feature_map is not None: self.feature_map_, self.norm_bound_ = pub.feature_map, pub.norm_bound
+    if pub.theta_radius is not None: self.theta_radius_ = pub.theta_radius
+    if pub.bandwidth is not None: self.bandwidth_ = pub.bandwidth
+    if pub.constant_bound is not None: self.constant_bound_ = pub.constant_bound
+
 # %% ../nbs/08_dp_cate.ipynb #623cd9de
 @method_of(DPCATE, "_fit_stage")
 def _dpcate__fit_stage(self, X, A, Y, i2, p, rs):
@@ -996,17 +1009,7 @@ def _dpcate__fit_stage(self, X, A, Y, i2, p, rs):
 
 
 
-# %% ../nbs/08_dp_cate.ipynb #eccf98d1
-@method_of(DPCATE, "_publish")
-def _dpcate__publish(self, pub:_FinalPublic):
-    "Set the fitted attributes of the final stage's public part (the one place they are set)."
-    self.target_clip_ = pub.target_clip
-    if pub.feature_map is not None: self.feature_map_, self.norm_bound_ = pub.feature_map, pub.norm_bound
-    if pub.theta_radius is not None: self.theta_radius_ = pub.theta_radius
-    if pub.bandwidth is not None: self.bandwidth_ = pub.bandwidth
-    if pub.constant_bound is not None: self.constant_bound_ = pub.constant_bound
-
-# %% ../nbs/08_dp_cate.ipynb #c3961b5c
+# %% ../nbs/08_dp_cate.ipynb #e210ff47
 @method_of(DPCATE, "params", property)
 def _dpcate_params(self):
     "Public parameters the functional release needs."
@@ -1026,8 +1029,10 @@ def _dpcate_query_sensitivity(self, X_query) -> float:
     "Worst-case l2 sensitivity of the d query answers (calibration='global') — public."
     return _final_strategy(self.final_).query_sensitivity(self, self._check_queries(X_query))
 
+# %% ../nbs/08_dp_cate.ipynb #52bf537c
 @method_of(DPCATE, "_release_parameter")
 def _dpcate__release_parameter(self):
+    "The single parameter release: θ̃ on the public grid (ĉ, then the shape, for final='auto'); sets `theta_private_`."
     self._claim_release("parameter")
     fin = _final_strategy(self.final_)
     sens, sigma = fin.parameter_noise(self)
@@ -1045,6 +1050,7 @@ def _dpcate__release_parameter(self):
         self.release_info_ |= dict(final="auto", mode=self.rule_["mode"], sensitivity=sens[-1], sigma=sigma[-1],
                                    sensitivity_constant=sens[0], sigma_constant=sigma[0])
 
+# %% ../nbs/08_dp_cate.ipynb #34d7c70c
 @method_of(DPCATE, "gross_error_sensitivity")
 def _dpcate_gross_error_sensitivity(self, X_query, **kw):
     "γ(T, D) for the declared queries: `GESResult` with the search value and the certified bound."
