@@ -850,7 +850,7 @@ def _dpcate_not_dp_(self) -> bool:
 
 
 
-# %% ../nbs/08_dp_cate.ipynb #c26f7737
+# %% ../nbs/08_dp_cate.ipynb #905ce491
 @method_of(DPCATE, "_check_unchanged")
 def _dpcate__check_unchanged(self):
     "Refuse a release if a constructor parameter changed since `fit` (set_params): its calibration would not match."
@@ -874,10 +874,7 @@ def _dpcate__claim_release(self, label:str):
         self.accountant_.claim_release(self._release_id, f"DPCATE second stage ({label})")
     self._released = label
 
-# Copies (pickle, copy.deepcopy, a forked worker) carry the release id and the live accountant, so only one of
-# them can release. No noise stream is stored anywhere (each release draws its own, notebook 01a); the public search
-# stream is not carried either, so a copy's search is its own.
-
+# %% ../nbs/08_dp_cate.ipynb #41e52791
 @method_of(DPCATE, "__getstate__")
 def _dpcate___getstate__(self):
     state = dict(super(DPCATE, self).__getstate__())   # a copy: object.__getstate__ may return __dict__ itself
@@ -889,12 +886,10 @@ def _dpcate___setstate__(self, state):
     super(DPCATE, self).__setstate__(state)
     if "_search_rng" in state: self._search_rng = np.random.default_rng()
 
-# %% ../nbs/08_dp_cate.ipynb #e5581bc2
-@method_of(DPCATE, "_fit_inputs")
-def _dpcate__fit_inputs(self, Y, T, X):
-    """Validated (X, A, Y) and the fit's public parameters p = (ε, δ, x_bounds, y_bounds, λ, accountant); the split is
-    in `_resolved`."""
-    self.params_at_fit_ = self.get_params(deep=False)   # a release uses exactly these (see _check_unchanged)
+# %% ../nbs/08_dp_cate.ipynb #b2b28f85
+@method_of(DPCATE, "_checked_records")
+def _dpcate__checked_records(self, Y, T, X):
+    "(covariates, X, A, Y, n): covariates through the public schema, Y and T validated, lengths consistent."
     cov = fit_covariates(self, X, self.x_bounds)          # data frames / a public Schema in, names out (00a)
     if not cov.private_ok: raise ValueError("x_bounds is a schema inferred from the data (infer_schema): a DPCATE "
                                             "release with it would not be DP; declare the schema from public facts")
@@ -902,15 +897,39 @@ def _dpcate__fit_inputs(self, Y, T, X):
     Y = check_array(Y, "Y", ndim=1, finite=False)
     A = check_binary_treatment(T, "T")   # cells: read below
     n_total = check_consistent_length(Y=Y, T=A, X=X)
+    return cov, X, A, Y, n_total
+
+@method_of(DPCATE, "_fit_accountant")
+def _dpcate__fit_accountant(self):
+    "The accountant this fit charges (the library-wide one when None); it must charge (ε, δ)."
+    acc = resolve_accountant(self.accountant)
+    if not hasattr(acc, "check"):
+        raise TypeError("DPCATE charges (ε, δ): give a PrivacyAccountant (or a part of one of its parallel "
+                        f"blocks) as accountant, got {type(acc).__name__}")
+    return acc
+
+@method_of(DPCATE, "_keep_row_hashes")
+def _dpcate__keep_row_hashes(self, X):
+    "`warn_training_queries=True` (opt-in): salted hashes of the training rows, never the rows."
+    self._row_hashes_ = None
+    if self.warn_training_queries:                                  # opt-in: salted hashes, never the rows
+        import os
+        self._salt = os.urandom(16)
+        self._row_hashes_ = self._row_hashes(X, self._salt)
+
+# %% ../nbs/08_dp_cate.ipynb #0b834583
+@method_of(DPCATE, "_fit_inputs")
+def _dpcate__fit_inputs(self, Y, T, X):
+    """Validated (X, A, Y) and the fit's public parameters p = (ε, δ, x_bounds, y_bounds, λ, accountant); the split is
+    in `_resolved`."""
+    self.params_at_fit_ = self.get_params(deep=False)   # a release uses exactly these (see _check_unchanged)
+    cov, X, A, Y, n_total = self._checked_records(Y, T, X)
     eps, dlt, xb, yb, k, lam = self._check_params(X.shape[1], cov.x_bounds)
     if not is_private(eps): dlt = 0.0                                # a non-private fit charges no δ
     if n_total < 8: raise ValueError(f"need at least 8 records, got {n_total}")
     k, lam, split = self._resolve_rule(n_total, X.shape[1], eps, dlt, yb, k, lam)
     self.lam_ = lam
-    acc = resolve_accountant(self.accountant)
-    if not hasattr(acc, "check"):
-        raise TypeError("DPCATE charges (ε, δ): give a PrivacyAccountant (or a part of one of its parallel "
-                        f"blocks) as accountant, got {type(acc).__name__}")
+    acc = self._fit_accountant()
     self.epsilon_, self.delta_, self.x_bounds_, self.y_bounds_, self.kappa_ = eps, dlt, xb, yb, k
     self.outcome_bounds_ = yb
     if self.not_dp_:                                                # data-independent: on every such fit
@@ -921,11 +940,7 @@ def _dpcate__fit_inputs(self, Y, T, X):
     X = clean_cells(X, "X", xb, action=self.out_of_bounds)           # core's input policy. "clip": silent, per
     Y = clean_cells(Y, "Y", yb, action=self.out_of_bounds)           # record (neighbours stay neighbours); "raise":
                                                                      # refused, no value quoted
-    self._row_hashes_ = None
-    if self.warn_training_queries:                                  # opt-in: salted hashes, never the rows
-        import os
-        self._salt = os.urandom(16)
-        self._row_hashes_ = self._row_hashes(X, self._salt)
+    self._keep_row_hashes(X)
     return X, A, Y, dict(eps=eps, dlt=dlt, xb=xb, yb=yb, lam=lam, acc=acc)
 
 # %% ../nbs/08_dp_cate.ipynb #c2b4dae3
@@ -942,7 +957,30 @@ def _dpcate__fit_split(self, n_total:int):
     self.split_ = (i1, i2)                                             # indices only (nuisance half, second-stage half)
     return rs, (i1, i2)
 
-# %% ../nbs/08_dp_cate.ipynb #38397138
+# %% ../nbs/08_dp_cate.ipynb #f7c715a5
+@method_of(DPCATE, "_check_statistics_plan")
+def _dpcate__check_statistics_plan(self, eps:float, dlt:float):
+    "Raise (public inputs only) when the variance statistics' share of (ε, δ) has no grid plan."
+    stats = self.final_ == "auto" or (self.final_ == "ridge" and self.calibration_ == "parameter")
+    if is_private(eps) and not self.not_dp_ and stats:   # the variance statistics' grid plan, before any charge
+        r_lo, r_hi = target_bounds(self.learner, self.y_bounds_, self.kappa_)["rho"]   # public
+        k = 1 if self.final_ == "auto" else 1 + (r_hi > r_lo)
+        try: plan_gaussian(gaussian_sigma(VARIANCE_SHARE * eps, VARIANCE_SHARE * dlt, math.sqrt(k)), math.sqrt(k), k)
+        except ValueError:
+            raise ValueError(f"epsilon={eps:g} is too small for the interval's variance statistics (a share "
+                             f"VARIANCE_SHARE={VARIANCE_SHARE:g} of the second stage's budget): give a larger "
+                             "epsilon") from None
+
+@method_of(DPCATE, "_stage2_label")
+def _dpcate__stage2_label(self, eps:float) -> str:
+    "The ledger label of the second-stage charge."
+    return ("DPCATE second stage (ges: data-dependent noise scale, NOT DP; charged as ε = ∞)"
+            if self.not_dp_ else
+            f"DPCATE second stage ({self.calibration_}; single release, charged at fit"
+            + (f"; {1 - VARIANCE_SHARE:g} parameter, {VARIANCE_SHARE:g} sampling statistics)"
+               if self.calibration_ == "parameter" and is_private(eps) else ")"))
+
+# %% ../nbs/08_dp_cate.ipynb #59c2ab4e
 @method_of(DPCATE, "_fit_nuisances")
 def _dpcate__fit_nuisances(self, X, A, Y, i1, p, rs):
     "Check the whole budget, fit π̂ and μ̂ on the nuisance part (charged), charge the second stage; sets `budget_`."
@@ -953,26 +991,14 @@ def _dpcate__fit_nuisances(self, X, A, Y, i1, p, rs):
     e2, d2 = (np.inf, 0.0) if self.not_dp_ else (eps, dlt)            # a release that is not DP costs ε = ∞
     name = "DPCATE [NOT DP: calibration='ges', data-dependent noise scale]" if self.not_dp_ else "DPCATE"
     n_ledger = len(acc.ledger) if hasattr(acc, "ledger") else None
-    stats = self.final_ == "auto" or (self.final_ == "ridge" and self.calibration_ == "parameter")
-    if is_private(eps) and not self.not_dp_ and stats:   # the variance statistics' grid plan, before any charge
-        r_lo, r_hi = target_bounds(self.learner, self.y_bounds_, self.kappa_)["rho"]   # public
-        k = 1 if self.final_ == "auto" else 1 + (r_hi > r_lo)
-        try: plan_gaussian(gaussian_sigma(VARIANCE_SHARE * eps, VARIANCE_SHARE * dlt, math.sqrt(k)), math.sqrt(k), k)
-        except ValueError:
-            raise ValueError(f"epsilon={eps:g} is too small for the interval's variance statistics (a share "
-                             f"VARIANCE_SHARE={VARIANCE_SHARE:g} of the second stage's budget): give a larger "
-                             "epsilon") from None
+    self._check_statistics_plan(eps, dlt)                 # before any charge
     with acc.parallel(name) as block:
         nuis = block.part("nuisance")
         nuis.check(eps, dlt)
         block.part("second_stage").check(e2, d2)          # fail early, before any noise
         self.propensity_model_, self.outcome_model_ = _NUISANCE.fit(self, pm, om, nuis, X[i1], A[i1], Y[i1])
         block.spend(e2, d2, part="second_stage",
-                    label=("DPCATE second stage (ges: data-dependent noise scale, NOT DP; charged as ε = ∞)"
-                           if self.not_dp_ else
-                           f"DPCATE second stage ({self.calibration_}; single release, charged at fit"
-                           + (f"; {1 - VARIANCE_SHARE:g} parameter, {VARIANCE_SHARE:g} sampling statistics)"
-                              if self.calibration_ == "parameter" and is_private(eps) else ")")))
+                    label=self._stage2_label(eps))
     self._budget_record = block._record() if n_ledger is None else acc.ledger[n_ledger]   # this fit's own record
 
 # %% ../nbs/08_dp_cate.ipynb #eccf98d1
@@ -1100,25 +1126,7 @@ def _dpcate_fit(self, Y, T, *, X):
     with atomic_fit(self), release_guard():         # a failed fit leaves the estimator exactly as it was; models'
         return self._fit(Y, T, X)                   # warnings on private data are dropped (data-dependent events)
 
-# %% ../nbs/08_dp_cate.ipynb #aa169e30
-@method_of(DPCATE, "effect")
-def _dpcate_effect(self, X=None):
-    """Private CATE at the public query points `X`, clamped to the feasible range (sets `clamped_`).
-
-    Parameters
-    ----------
-    X : (d, q) array of PUBLIC query points within `x_bounds` (required). With calibration "global"/"ges" the
-        first call declares them and uses the single release; later calls with other points raise `BudgetError`.
-        With "parameter" (or ε = ∞) any points, any number of calls (post-processing).
-
-    Returns
-    -------
-    (d,) array in ``[lo - hi, hi - lo]`` for ``outcome_bounds = (lo, hi)``.
-    """
-    raw = self._effect_raw(X)
-    self.effect_raw_ = raw.copy()        # the noised values before clamping
-    return self._clamp(raw)
-
+# %% ../nbs/08_dp_cate.ipynb #1bb80b35
 @method_of(DPCATE, "_effect_raw")
 def _dpcate__effect_raw(self, X):
     "The released (noised) values before clamping; every public method goes through here."
@@ -1130,6 +1138,7 @@ def _dpcate__effect_raw(self, X):
 
 @method_of(DPCATE, "_effect")
 def _dpcate__effect(self, X):
+    "The single release at the declared queries (or post-processing of θ̃, or ĝ at ε = ∞), in that order of checks."
     if not hasattr(self, "stage_"): raise RuntimeError("fit the estimator before calling effect")
     self._check_unchanged()
     if self.share:
@@ -1155,7 +1164,26 @@ def _dpcate__effect(self, X):
     self._release, self.release_info_ = (Xq.copy(), out.copy()), info
     return out
 
-# %% ../nbs/08_dp_cate.ipynb #ba639fed
+# %% ../nbs/08_dp_cate.ipynb #6201c10b
+@method_of(DPCATE, "effect")
+def _dpcate_effect(self, X=None):
+    """Private CATE at the public query points `X`, clamped to the feasible range (sets `clamped_`).
+
+    Parameters
+    ----------
+    X : (d, q) array of PUBLIC query points within `x_bounds` (required). With calibration "global"/"ges" the
+        first call declares them and uses the single release; later calls with other points raise `BudgetError`.
+        With "parameter" (or ε = ∞) any points, any number of calls (post-processing).
+
+    Returns
+    -------
+    (d,) array in ``[lo - hi, hi - lo]`` for ``outcome_bounds = (lo, hi)``.
+    """
+    raw = self._effect_raw(X)
+    self.effect_raw_ = raw.copy()        # the noised values before clamping
+    return self._clamp(raw)
+
+# %% ../nbs/08_dp_cate.ipynb #a7ed03f0
 @method_of(DPCATE, "second_stage_release")
 def _dpcate_second_stage_release(self) -> StageRelease:
     "The fitted kernel second stage as a `StageRelease` (what the functional release consumes; no refit)."
@@ -1172,6 +1200,7 @@ def _dpcate_second_stage_release(self) -> StageRelease:
                         delta=self.delta_, claim=self._claim_release, random_state=self.random_state,
                         warn_training_queries=self.warn_training_queries)
 
+# %% ../nbs/08_dp_cate.ipynb #128d448d
 @method_of(DPCATE, "release_function")
 def _dpcate_release_function(self, **kwargs):
     "Release the whole CATE function (final='kernel'): see `dp_causal_nb.functional.release_cate_function`."
@@ -1184,6 +1213,7 @@ def _dpcate_budget_(self) -> dict:
     rec = self._budget_record
     return {p: pr.cost for p, pr in rec.parts.items()} | {"total": rec.cost}
 
+# %% ../nbs/08_dp_cate.ipynb #9b9566b9
 @method_of(DPCATE, "__repr__")
 def _dpcate___repr__(self, N_CHAR_MAX=700):
     s = super(DPCATE, self).__repr__(N_CHAR_MAX)
