@@ -261,13 +261,14 @@ class _RidgeFinal:
             fm = clone(fm).set_params(x_bounds=xb)
         return fm
 
-# %% ../nbs/08_dp_cate.ipynb #03505027
+# %% ../nbs/08_dp_cate.ipynb #73331363
 @method_of(_RidgeFinal, "check_lam")
 def _ridge_final_check_lam(self, est, lam, xb):
     """λ below the floor for this map's B_f is a parameter error: raised before the budget is charged (public
     inputs)."""
     if lam is not None: check_lam_floor(lam, feature_norm_bound(self.raw_map(est, xb, None)))
 
+# %% ../nbs/08_dp_cate.ipynb #bae6d07d
 @method_of(_RidgeFinal, "public_map")
 def _ridge_final_public_map(self, est, xb, yb, rff_seed) -> _FinalPublic:
     """The (user's or default) public feature map, clipped per row to its norm bound, with its norm bound and
@@ -364,7 +365,7 @@ def _final_strategy(final):
     if final not in _FINALS: raise ValueError(f"final must be one of {FINALS}, got {final!r}")
     return _FINALS[final]
 
-# %% ../nbs/08_dp_cate.ipynb #188e086d
+# %% ../nbs/08_dp_cate.ipynb #61db4db9
 class _ShrunkStage:
     """τ̂(x) = θ₀ + (f(x) − f̄)ᵀθ₁: a linear stage on public augmented features [1, f(x) − f̄] ([1] in mode 'constant').
     `noised`: how many leading coordinates are already released values (1 when the shape was fitted to targets
@@ -378,6 +379,7 @@ class _ShrunkStage:
         return one if self.feature_map is None else np.c_[one, self.feature_map(X) - self.f_ref]
     def predict(self, X): return self.features(X) @ self.theta_
 
+# %% ../nbs/08_dp_cate.ipynb #dd6b8859
 def _grid_sd(sigma:float, sensitivity:float, dim:int) -> float:
     "The per-coordinate sd of a grid release planned with (σ, sensitivity, dim): `GridPlan.sd` (0 for σ = 0)."
     return plan_gaussian(sigma, sensitivity, dim).sd if sigma > 0 and dim > 0 else 0.0
@@ -448,7 +450,7 @@ def _shrunk_final_query_sensitivity(self, est, Xq) -> float:
     raise ValueError("final='auto' releases its parameters once (calibration 'parameter'); query answers are "
                      "post-processing of that release")
 
-# %% ../nbs/08_dp_cate.ipynb #53404c0a
+# %% ../nbs/08_dp_cate.ipynb #9fbcfe11
 @method_of(_ShrunkFinal, "parameter_noise")
 def _shrunk_final_parameter_noise(self, est):
     """((Δ_ĉ[, Δ_θ]), (σ_ĉ[, σ_θ])): ĉ at (sε', δ'/2), θ at ((1 − s)ε', δ'/2), ĉ alone at (ε', δ') in mode
@@ -461,6 +463,7 @@ def _shrunk_final_parameter_noise(self, est):
     if not is_private(eps): return (dc, dth), (0.0, 0.0)
     return (dc, dth), (gaussian_sigma(s * eps, dlt / 2, dc), gaussian_sigma((1 - s) * eps, dlt / 2, dth))
 
+# %% ../nbs/08_dp_cate.ipynb #d8a6e329
 @method_of(_ShrunkFinal, "post")
 def _shrunk_final_post(self, est, theta):
     R = est.y_bounds_[1] - est.y_bounds_[0]
@@ -495,13 +498,14 @@ def _shrunk_final_sampling(self, est, X2, phi, rho, targets) -> "SamplingPart":
 
 _FINALS["auto"] = _ShrunkFinal()
 
-# %% ../nbs/08_dp_cate.ipynb #562568cb
+# %% ../nbs/08_dp_cate.ipynb #51236738
 def _global_noise(est, Xq):
     "calibration='global': the analytic Gaussian on the worst-case l2 sensitivity of the d answers (public)."
     sens = est.query_sensitivity(Xq)
     scale = gaussian_sigma(est.epsilon_, est.delta_, sens)
     return scale, dict(calibration="global", sensitivity=sens, sigma=scale, dp=True)
 
+# %% ../nbs/08_dp_cate.ipynb #db23f3a7
 def _ges_noise(est, Xq):
     "calibration='ges' (paper's Theorem 1, NOT DP): γ(T, D)·c(ε, δ, n), γ the certified bound or the search value."
     res = est.gross_error_sensitivity(Xq)
@@ -850,7 +854,7 @@ def _dpcate_not_dp_(self) -> bool:
 
 
 
-# %% ../nbs/08_dp_cate.ipynb #905ce491
+# %% ../nbs/08_dp_cate.ipynb #6118b149
 @method_of(DPCATE, "_check_unchanged")
 def _dpcate__check_unchanged(self):
     "Refuse a release if a constructor parameter changed since `fit` (set_params): its calibration would not match."
@@ -862,6 +866,7 @@ def _dpcate__check_unchanged(self):
         raise ValueError(f"parameter(s) {', '.join(changed)} changed since fit (set_params); a release uses the "
                          "parameters of the fit (its sensitivity and noise depend on them): refit first")
 
+# %% ../nbs/08_dp_cate.ipynb #717f43db
 @method_of(DPCATE, "_claim_release")
 def _dpcate__claim_release(self, label:str):
     "Mark the single second-stage release as made (its budget was charged in `fit`); BudgetError if already made."
@@ -886,7 +891,7 @@ def _dpcate___setstate__(self, state):
     super(DPCATE, self).__setstate__(state)
     if "_search_rng" in state: self._search_rng = np.random.default_rng()
 
-# %% ../nbs/08_dp_cate.ipynb #b2b28f85
+# %% ../nbs/08_dp_cate.ipynb #50074bfc
 @method_of(DPCATE, "_checked_records")
 def _dpcate__checked_records(self, Y, T, X):
     "(covariates, X, A, Y, n): covariates through the public schema, Y and T validated, lengths consistent."
@@ -899,6 +904,7 @@ def _dpcate__checked_records(self, Y, T, X):
     n_total = check_consistent_length(Y=Y, T=A, X=X)
     return cov, X, A, Y, n_total
 
+# %% ../nbs/08_dp_cate.ipynb #bce5d303
 @method_of(DPCATE, "_fit_accountant")
 def _dpcate__fit_accountant(self):
     "The accountant this fit charges (the library-wide one when None); it must charge (ε, δ)."
@@ -908,6 +914,7 @@ def _dpcate__fit_accountant(self):
                         f"blocks) as accountant, got {type(acc).__name__}")
     return acc
 
+# %% ../nbs/08_dp_cate.ipynb #967b1c1f
 @method_of(DPCATE, "_keep_row_hashes")
 def _dpcate__keep_row_hashes(self, X):
     "`warn_training_queries=True` (opt-in): salted hashes of the training rows, never the rows."
@@ -1035,7 +1042,7 @@ def _dpcate__fit_stage(self, X, A, Y, i2, p, rs):
 
 
 
-# %% ../nbs/08_dp_cate.ipynb #e210ff47
+# %% ../nbs/08_dp_cate.ipynb #b6f36f34
 @method_of(DPCATE, "params", property)
 def _dpcate_params(self):
     "Public parameters the functional release needs."
@@ -1043,6 +1050,7 @@ def _dpcate_params(self):
                 y_bounds=self.y_bounds_, propensity_clip=self.kappa_, learner=self.learner,
                 epsilon=self.epsilon_, delta=self.delta_)
 
+# %% ../nbs/08_dp_cate.ipynb #8cf5747b
 @method_of(DPCATE, "parameter_sensitivity")
 def _dpcate_parameter_sensitivity(self) -> float:
     "Worst-case l2 sensitivity of θ (ridge; final='auto': the shape fitted to DR targets clipped to ±C) — public."
@@ -1050,6 +1058,7 @@ def _dpcate_parameter_sensitivity(self) -> float:
     return ridge_parameter_sensitivity(self.learner if C is None else "dr", self.y_bounds_, self.kappa_, self.lam_,
                                        self.norm_bound_, self.n_stage2_, self.theta_radius_, phi_clip=C)
 
+# %% ../nbs/08_dp_cate.ipynb #7c8ad372
 @method_of(DPCATE, "query_sensitivity")
 def _dpcate_query_sensitivity(self, X_query) -> float:
     "Worst-case l2 sensitivity of the d query answers (calibration='global') — public."
@@ -1126,7 +1135,7 @@ def _dpcate_fit(self, Y, T, *, X):
     with atomic_fit(self), release_guard():         # a failed fit leaves the estimator exactly as it was; models'
         return self._fit(Y, T, X)                   # warnings on private data are dropped (data-dependent events)
 
-# %% ../nbs/08_dp_cate.ipynb #1bb80b35
+# %% ../nbs/08_dp_cate.ipynb #d4fd4e3f
 @method_of(DPCATE, "_effect_raw")
 def _dpcate__effect_raw(self, X):
     "The released (noised) values before clamping; every public method goes through here."
@@ -1136,6 +1145,25 @@ def _dpcate__effect_raw(self, X):
     with release_guard():             # the release: no floating-point or data-dependent warning event (core)
         return self._effect(X)
 
+# %% ../nbs/08_dp_cate.ipynb #61a5f290
+@method_of(DPCATE, "_release_at_queries")
+def _dpcate__release_at_queries(self, Xq):
+    "The noised answers at the declared queries Xq (made on the first call; the same vector afterwards)."
+    if self._release is not None:
+        if self._release[0].shape == Xq.shape and np.array_equal(self._release[0], Xq): return self._release[1].copy()
+        raise BudgetError("this fitted DPCATE already released its answers for a different query set; the budget "
+                          "of the single second-stage release is spent (refit with fresh budget for new queries)")
+    if self._released is not None:   # e.g. release_function() was called: fail before any computation
+        raise BudgetError(f"the second-stage release of this fitted DPCATE was already made ({self._released!r})")
+    g = self.stage_.predict(Xq)
+    scale, info = _QUERY_NOISE[self.calibration_](self, Xq)     # a strategy per query calibration
+    self._claim_release("effect")
+    sens = info["sensitivity"] if "sensitivity" in info else self.query_sensitivity(Xq)   # 'ges': the grid only
+    out = grid_release(g, plan_gaussian(scale, sens, len(g)), noise_rng(self.random_state, "effect"))
+    self._release, self.release_info_ = (Xq.copy(), out.copy()), info
+    return out
+
+# %% ../nbs/08_dp_cate.ipynb #2655bfc2
 @method_of(DPCATE, "_effect")
 def _dpcate__effect(self, X):
     "The single release at the declared queries (or post-processing of θ̃, or ĝ at ε = ∞), in that order of checks."
@@ -1150,19 +1178,7 @@ def _dpcate__effect(self, X):
                       "private; its noise scale depends on the data", PrivacyLeakWarning, stacklevel=2)
     if self.calibration_ == "parameter": return self.stage_.features(Xq) @ self.theta_private_
     if not is_private(self.epsilon_): return self.stage_.predict(Xq)
-    if self._release is not None:
-        if self._release[0].shape == Xq.shape and np.array_equal(self._release[0], Xq): return self._release[1].copy()
-        raise BudgetError("this fitted DPCATE already released its answers for a different query set; the budget "
-                          "of the single second-stage release is spent (refit with fresh budget for new queries)")
-    if self._released is not None:   # e.g. release_function() was called: fail before any computation
-        raise BudgetError(f"the second-stage release of this fitted DPCATE was already made ({self._released!r})")
-    g = self.stage_.predict(Xq)
-    scale, info = _QUERY_NOISE[self.calibration_](self, Xq)     # a strategy per query calibration
-    self._claim_release("effect")
-    sens = info["sensitivity"] if "sensitivity" in info else self.query_sensitivity(Xq)   # 'ges': the grid only
-    out = grid_release(g, plan_gaussian(scale, sens, len(g)), noise_rng(self.random_state, "effect"))
-    self._release, self.release_info_ = (Xq.copy(), out.copy()), info
-    return out
+    return self._release_at_queries(Xq)
 
 # %% ../nbs/08_dp_cate.ipynb #6201c10b
 @method_of(DPCATE, "effect")
@@ -1270,7 +1286,7 @@ def _release_report__interval(self, raw, Xq, alpha, average:bool, sampling:bool)
     self.clamped_ = bool(np.any(c.clamped))
     return c.lower, c.upper
 
-# %% ../nbs/08_dp_cate.ipynb #01ca0270
+# %% ../nbs/08_dp_cate.ipynb #f2ce1273
 @method_of(_ReleaseReport, "effect_interval")
 def _release_report_effect_interval(self, X=None, alpha:float=0.05):
     """(lower, upper) (1 − alpha) intervals for the CATE τ(x) at the query points: sampling error and privacy noise.
@@ -1282,6 +1298,7 @@ def _release_report_effect_interval(self, X=None, alpha:float=0.05):
     raw = self._effect_raw(X)
     return self._interval(raw, query_covariates(self, X), alpha, False, True)
 
+# %% ../nbs/08_dp_cate.ipynb #3a49b19a
 @method_of(_ReleaseReport, "noise_interval")
 def _release_report_noise_interval(self, X=None, alpha:float=0.05):
     """(lower, upper) privacy-noise intervals: cover the non-private second-stage fit ĝ_D(x) with probability
@@ -1289,13 +1306,14 @@ def _release_report_noise_interval(self, X=None, alpha:float=0.05):
     raw = self._effect_raw(X)
     return self._interval(raw, query_covariates(self, X), alpha, False, False)
 
-# %% ../nbs/08_dp_cate.ipynb #5bf5bab7
+# %% ../nbs/08_dp_cate.ipynb #2c6b7595
 @method_of(_ReleaseReport, "ate")
 def _release_report_ate(self, X=None) -> float:
     """Average of the released CATE over the PUBLIC rows of X, clamped to the feasible range (budget rules: see
     above)."""
     return float(self._clamp(np.array([float(np.mean(self._effect_raw(X)))]))[0])
 
+# %% ../nbs/08_dp_cate.ipynb #a977f305
 @method_of(_ReleaseReport, "ate_interval")
 def _release_report_ate_interval(self, X=None, alpha:float=0.05) -> tuple:
     "(1 − alpha) interval of `ate(X)` for the average CATE over the rows of X: sampling error and privacy noise."
@@ -1303,6 +1321,7 @@ def _release_report_ate_interval(self, X=None, alpha:float=0.05) -> tuple:
     lo, hi = self._interval(m, query_covariates(self, X), alpha, True, True)
     return float(lo[0]), float(hi[0])
 
+# %% ../nbs/08_dp_cate.ipynb #af10775a
 @method_of(_ReleaseReport, "ate_noise_interval")
 def _release_report_ate_noise_interval(self, X=None, alpha:float=0.05) -> tuple:
     "Privacy-noise (1 − alpha) interval of `ate(X)` (covers the mean of ĝ_D over X; sampling error not included)."
@@ -1310,7 +1329,7 @@ def _release_report_ate_noise_interval(self, X=None, alpha:float=0.05) -> tuple:
     lo, hi = self._interval(m, query_covariates(self, X), alpha, True, False)
     return float(lo[0]), float(hi[0])
 
-# %% ../nbs/08_dp_cate.ipynb #633017ad
+# %% ../nbs/08_dp_cate.ipynb #7781aee1
 @method_of(_ReleaseReport, "_guarantee_label")
 def _release_report__guarantee_label(self) -> str:
     "What the summary calls the release's guarantee (public: ε, δ and the calibration)."
@@ -1318,6 +1337,7 @@ def _release_report__guarantee_label(self) -> str:
     if self.not_dp_: return "NOT differentially private (calibration='ges')"
     return f"({self.epsilon_:g}, {self.delta_:g})-DP"
 
+# %% ../nbs/08_dp_cate.ipynb #333eddf0
 @method_of(_ReleaseReport, "_noise_note")
 def _release_report__noise_note(self, sd_q:float, spread:float) -> str:
     "A one-line note when the privacy noise per point is at least the spread of the released CATE (else '')."
