@@ -829,7 +829,7 @@ def _dpcate__check_queries(self, X):
                       "not the query points); use held-out or synthetic query points", PrivacyLeakWarning, stacklevel=3)
     return Xq
 
-# %% ../nbs/08_dp_cate.ipynb #854d1092
+# %% ../nbs/08_dp_cate.ipynb #03208e52
 @method_of(DPCATE, "propensity")
 def _dpcate_propensity(self, X):
     "π̂(x) clipped to [κ, 1-κ]; NaN or a failing model give ½ (public). Evaluating it is post-processing."
@@ -838,6 +838,7 @@ def _dpcate_propensity(self, X):
     return bounded_predictions(lambda: m.predict_proba(X)[:, list(m.classes_).index(1)], len(X),
                                self.kappa_, 1 - self.kappa_, 0.5)
 
+# %% ../nbs/08_dp_cate.ipynb #42e2f2f5
 @method_of(DPCATE, "outcome")
 def _dpcate_outcome(self, X):
     "(μ̂(x, 0), μ̂(x, 1)) clipped to `y_bounds`; NaN or a failing model give the bounds' centre (public)."
@@ -847,12 +848,11 @@ def _dpcate_outcome(self, X):
     return tuple(bounded_predictions(lambda a=a: m.predict(np.c_[X, np.full(len(X), a, dtype=float)]), len(X),
                                      lo, hi, (lo + hi) / 2) for a in (0, 1))
 
+# %% ../nbs/08_dp_cate.ipynb #8d3651e4
 @method_of(DPCATE, "not_dp_", property)
 def _dpcate_not_dp_(self) -> bool:
     "True when this fit's second-stage release is NOT differentially private (`calibration='ges'` opted in)."
     return self.calibration_ == "ges" and is_private(self.epsilon_)
-
-
 
 # %% ../nbs/08_dp_cate.ipynb #6118b149
 @method_of(DPCATE, "_check_unchanged")
