@@ -244,7 +244,7 @@ class _FinalPublic:
     constant_bound: float | None = None           # M = R/κ, the bound of ĉ's terms (auto)
     target_clip: float | None = None              # the public level C of clipped DR targets (auto)
 
-# %% ../nbs/08_dp_cate.ipynb #ffa4a8c9
+# %% ../nbs/08_dp_cate.ipynb #bd2c2592
 class _RidgeFinal:
     "final='ridge': weighted ridge on a public feature map (rows clipped to its norm bound)."
     name, default_calibration, calibrations = "ridge", "parameter", ("global", "parameter", "ges")
@@ -253,13 +253,16 @@ class _RidgeFinal:
         if cal not in self.calibrations: raise ValueError(f"calibration={cal!r} does not apply to final={self.name!r}")
     def default_map(self, est, xb, rff_seed):
         return RandomFourierFeatures(n_components=20, bandwidth=1.0, x_bounds=xb, random_state=rff_seed)
-    def raw_map(self, est, xb, rff_seed):
-        "The (user's or default) public feature map on the declared box, before row clipping (no draw, nothing set)."
-        fm = est.feature_map
-        if fm is None: return self.default_map(est, xb, rff_seed)
-        if hasattr(fm, "get_params") and "x_bounds" in fm.get_params() and fm.get_params()["x_bounds"] is None:
-            fm = clone(fm).set_params(x_bounds=xb)
-        return fm
+
+# %% ../nbs/08_dp_cate.ipynb #c29e9f8f
+@method_of(_RidgeFinal, "raw_map")
+def _ridge_final_raw_map(self, est, xb, rff_seed):
+    "The (user's or default) public feature map on the declared box, before row clipping (no draw, nothing set)."
+    fm = est.feature_map
+    if fm is None: return self.default_map(est, xb, rff_seed)
+    if hasattr(fm, "get_params") and "x_bounds" in fm.get_params() and fm.get_params()["x_bounds"] is None:
+        fm = clone(fm).set_params(x_bounds=xb)
+    return fm
 
 # %% ../nbs/08_dp_cate.ipynb #73331363
 @method_of(_RidgeFinal, "check_lam")
@@ -279,11 +282,12 @@ def _ridge_final_public_map(self, est, xb, yb, rff_seed) -> _FinalPublic:
     return _FinalPublic(feature_map=ClippedFeatures(fm, norm_bound), norm_bound=norm_bound,
                        theta_radius=(yb[1] - yb[0]) / norm_bound if auto_radius else None)
 
-# %% ../nbs/08_dp_cate.ipynb #981ceeee
+# %% ../nbs/08_dp_cate.ipynb #1e1e3765
 @method_of(_RidgeFinal, "fit")
 def _ridge_final_fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets=None):
     return WeightedRidge(lam, est.feature_map_, radius=est.theta_radius_).fit(X2, phi, rho)
 
+# %% ../nbs/08_dp_cate.ipynb #6de876b5
 @method_of(_RidgeFinal, "query_sensitivity")
 def _ridge_final_query_sensitivity(self, est, Xq) -> float:
     return float(np.linalg.norm(est.stage_.features(Xq), 2)) * est.parameter_sensitivity()
@@ -317,7 +321,7 @@ def _ridge_final_sampling(self, est, X2, phi, rho, targets) -> "SamplingPart":
     return SamplingPart("released", len(phi), 0.0, s2 / (4 * est.lam_ * rbar), None, 0,
                         dict(statistics=noisy, sd=sd, widths=widths))
 
-# %% ../nbs/08_dp_cate.ipynb #0561e61d
+# %% ../nbs/08_dp_cate.ipynb #ff9f150e
 class _KernelFinal(_RidgeFinal):
     """final='kernel': certified weighted kernel ridge with the normalised Gaussian kernel; keeps its records
     (curator-side)."""
@@ -330,10 +334,13 @@ class _KernelFinal(_RidgeFinal):
         super().check_calibration(cal)
     def check_lam(self, est, lam, xb): pass          # no feature map; the certified solver has its own checks
     def sampling(self, est, X2, phi, rho, targets): return None      # not derived for the kernel stage
-    def public_map(self, est, xb, yb, rff_seed) -> _FinalPublic:
-        "No feature map: the kernel's public bandwidth (default 1/√(2π), the normalised kernel)."
-        bw = 1 / math.sqrt(2 * math.pi) if est.bandwidth is None else check_scalar(est.bandwidth, "bandwidth", low=0)
-        return _FinalPublic(bandwidth=bw)
+
+# %% ../nbs/08_dp_cate.ipynb #74cb4d69
+@method_of(_KernelFinal, "public_map")
+def _kernel_final_public_map(self, est, xb, yb, rff_seed) -> _FinalPublic:
+    "No feature map: the kernel's public bandwidth (default 1/√(2π), the normalised kernel)."
+    bw = 1 / math.sqrt(2 * math.pi) if est.bandwidth is None else check_scalar(est.bandwidth, "bandwidth", low=0)
+    return _FinalPublic(bandwidth=bw)
 
 # %% ../nbs/08_dp_cate.ipynb #588156e1
 @method_of(_KernelFinal, "fit")
@@ -436,15 +443,7 @@ def _shrunk_final_fit(self, est, X2, phi, rho, *, lam, xb, yb, rff_seed, targets
     # f̄_ref: public (reference points)
     return _ShrunkStage(np.r_[c, theta], fm, fm(ref).mean(0), noised=int(centre))
 
-# %% ../nbs/08_dp_cate.ipynb #3d359181
-@method_of(_ShrunkFinal, "release_constant")
-def _shrunk_final_release_constant(self, est, c:float) -> float:
-    """c̃ = clamp(ĉ + noise of sd σ_ĉ, ±R) on the public grid (01a): ĉ's part of the release, before the shape it
-    centres."""
-    sens, sigma = self.parameter_noise(est)
-    noisy = grid_release(c, plan_gaussian(sigma[0], sens[0], 1), noise_rng(est.random_state, "constant"))
-    return float(self.post(est, [noisy])[0])
-
+# %% ../nbs/08_dp_cate.ipynb #e4014506
 @method_of(_ShrunkFinal, "query_sensitivity")
 def _shrunk_final_query_sensitivity(self, est, Xq) -> float:
     raise ValueError("final='auto' releases its parameters once (calibration 'parameter'); query answers are "
@@ -468,6 +467,15 @@ def _shrunk_final_parameter_noise(self, est):
 def _shrunk_final_post(self, est, theta):
     R = est.y_bounds_[1] - est.y_bounds_[0]
     return np.r_[np.clip(theta[0], -R, R), theta[1:]]       # |τ| <= R: post-processing of the noised ĉ
+
+# %% ../nbs/08_dp_cate.ipynb #31f0ca53
+@method_of(_ShrunkFinal, "release_constant")
+def _shrunk_final_release_constant(self, est, c:float) -> float:
+    """c̃ = clamp(ĉ + noise of sd σ_ĉ, ±R) on the public grid (01a): ĉ's part of the release, before the shape it
+    centres."""
+    sens, sigma = self.parameter_noise(est)
+    noisy = grid_release(c, plan_gaussian(sigma[0], sens[0], 1), noise_rng(est.random_state, "constant"))
+    return float(self.post(est, [noisy])[0])
 
 # %% ../nbs/08_dp_cate.ipynb #a36df6cc
 @method_of(_ShrunkFinal, "sampling")
