@@ -23,7 +23,7 @@ def noise_index(n:int, epsilon:float, delta:float, split:float=0.5) -> float:
     n2 = n - int(n * (1 - split))
     return gaussian_sigma(eps, dlt, 1.0) / n2
 
-# %% ../nbs/08a_cate_defaults.ipynb #2cf8cb04
+# %% ../nbs/08a_cate_defaults.ipynb #dfee9ce0
 D_RFF_MAX = 5        # d ≤ this: random-feature shape; d > this: affine shape on targets centred on the released ĉ
 NU_FUNCTION = 0.01   # d ≤ D_RFF_MAX: release a shape when ν·d^{3/2} ≤ this (else the private constant alone)
 NU_AFFINE = 0.012    # d > D_RFF_MAX: release the affine shape when ν·d ≤ this ...
@@ -37,11 +37,34 @@ ATE_SHARE = (160.0, 0.1, 0.25)  # share of the second-stage ε for the constant 
 
 SPLIT_FUNCTION = 0.8  # second-stage share of the records when a shape is released (0.5 otherwise)
 
+# %% ../nbs/08a_cate_defaults.ipynb #91cd978d
 def _shape_pays(nu:float, d:int) -> bool:
     """The fitted decision (derivation above): ν·d^{3/2} ≤ 0.01 with random features (d ≤ 5); affine (d > 5): ν·d ≤
     0.012, ν ≤ 4.5e-4."""
     return nu * d ** 1.5 <= NU_FUNCTION if d <= D_RFF_MAX else (nu * d <= NU_AFFINE and nu <= NU_AFFINE_MAX)
 
+# %% ../nbs/08a_cate_defaults.ipynb #c0d9bfaa
+def _rule_split(n:int, d:int, eps:float, dlt:float, split:float|None) -> tuple:
+    "(split, shape): the checked split, and whether a shape is released (None: decided at the given split)."
+    shape = None
+    # the mode is decided at the even split; a shape then gets SPLIT_FUNCTION of the records
+    if split is None:
+        shape = is_private(eps) and _shape_pays(noise_index(n, eps, dlt, 0.5), d)
+        split = SPLIT_FUNCTION if shape else 0.5
+    split = check_scalar(split, "split", low=0, high=1)
+    return split, shape
+
+# %% ../nbs/08a_cate_defaults.ipynb #f50a164c
+def _shape_params(nu:float, d:int, R:float) -> dict:
+    "Mode 'function' at finite ε: ĉ's share of ε, the map (random features for d ≤ 5, else affine), λ, C = R."
+    share = float(np.clip(ATE_SHARE[0] * nu * d, ATE_SHARE[1], ATE_SHARE[2]))
+    affine = d > D_RFF_MAX
+    a, b, lo, hi = LAM_AFFINE if affine else LAM_SHAPE
+    return dict(mode="function", feature_map="affine" if affine else "rff", ate_share=share,
+                lam=float(np.clip(a * nu ** b, lo, hi)), shape_learner="dr", target_clip=TARGET_CLIP * R,
+                center_targets=affine)
+
+# %% ../nbs/08a_cate_defaults.ipynb #14cb0c9a
 def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds, *, split:float|None=None) -> dict:
     "Public hyper-parameters of the private CATE release from PUBLIC inputs only (derivation above); reads no data."
     n = int(check_scalar(n, "n", low=8, low_inclusive=True))
@@ -49,12 +72,7 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
     eps, dlt = check_epsilon_delta(epsilon, delta)
     lo_y, hi_y = check_bounds(outcome_bounds, "outcome_bounds", 1)
     R = float(hi_y[0] - lo_y[0])   # C = R only: ν is scale-free
-    shape = None
-    # the mode is decided at the even split; a shape then gets SPLIT_FUNCTION of the records
-    if split is None:
-        shape = is_private(eps) and _shape_pays(noise_index(n, eps, dlt, 0.5), d)
-        split = SPLIT_FUNCTION if shape else 0.5
-    split = check_scalar(split, "split", low=0, high=1)
+    split, shape = _rule_split(n, d, eps, dlt, split)
     nu = noise_index(n, eps, dlt, split)
     p = dict(learner="r", propensity_clip=0.15, split=split, n_features=50, bandwidth=0.6, reference_seed=0, nu=nu)
     if not is_private(eps):
@@ -62,13 +80,7 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
                         feature_map="rff" if d <= D_RFF_MAX else "affine")
     nu1 = gaussian_sigma(eps / 2, dlt / 2, 1.0) / int(n * (1 - split))
     p |= dict(nuisance="dp_linear_rff", lam_outcome=0.1, lam_propensity=float(np.clip(LAM_PROP * nu1 ** 2, 1e-3, 0.1)))
-    if _shape_pays(nu, d) if shape is None else shape:
-        share = float(np.clip(ATE_SHARE[0] * nu * d, ATE_SHARE[1], ATE_SHARE[2]))
-        affine = d > D_RFF_MAX
-        a, b, lo, hi = LAM_AFFINE if affine else LAM_SHAPE
-        return p | dict(mode="function", feature_map="affine" if affine else "rff", ate_share=share,
-                        lam=float(np.clip(a * nu ** b, lo, hi)), shape_learner="dr", target_clip=TARGET_CLIP * R,
-                        center_targets=affine)
+    if _shape_pays(nu, d) if shape is None else shape: return p | _shape_params(nu, d, R)
     return p | dict(mode="constant", feature_map=None, ate_share=1.0, lam=None)
 
 # %% ../nbs/08a_cate_defaults.ipynb #2efee312
