@@ -27,8 +27,8 @@ __all__ = ['OBJECTIVE_FP_SHARE', 'LAM_FLOOR', 'NewtonBound', 'logistic_newton_bo
            'objective_plan', 'objective_noise', 'objective_release', 'check_lam', 'ridge_noise', 'logistic_noise',
            'DPLogisticRegression', 'DPRidgeRegression']
 
-# %% ../nbs/04_dp_erm.ipynb #33978299
-from .core import clean_cells, release_guard   # the one input policy and the one fit guard (00_core)
+# %% ../nbs/04_dp_erm.ipynb #751d0936
+from .core import clean_cells, release_guard, method_of   # input policy, fit guard, methods (00_core)
 
 # %% ../nbs/04_dp_erm.ipynb #72375e7b
 _U = np.finfo(float).eps / 2                         # unit roundoff of float64
@@ -402,99 +402,117 @@ def logistic_noise(n:int, d:int, *, epsilon:float, delta:float, lam:float, norm_
     release_plan(noise, d)
     return "output", (sens, noise)
 
-# %% ../nbs/04_dp_erm.ipynb #413ecbcf
+# %% ../nbs/04_dp_erm.ipynb #865d554e
 class _DPERM(EstimatorBase):
     "Shared fit pipeline for the DP ERM estimators."
-    def fit(self, X, y, sample_weight=None):
-        "Fit and release (see the class docstring); a fit that raises leaves the estimator exactly as it was."
-        with atomic_fit(self), release_guard(): return self._fit(X, y, sample_weight)
 
-    def _missing_bounds(self, sample_weight) -> tuple:
-        "Names of the public bounds this fit would infer; raises ValueError (before touching the data) unless opted in."
-        fm = StandardizeToBounds() if self.feature_map is None else self.feature_map
-        missing = []
-        if self.x_bounds is None and getattr(fm, "x_bounds", 0) is None: missing.append("x_bounds")
-        if "y_bounds" in self.get_params(deep=False) and self.y_bounds is None: missing.append("y_bounds")
-        if sample_weight is not None and self.weight_bound is None: missing.append("weight_bound")
-        if not isinstance(self.allow_inferred_bounds, (bool, np.bool_)):
-            raise TypeError(f"allow_inferred_bounds must be True or False, got {self.allow_inferred_bounds!r}")
-        if missing and not self.allow_inferred_bounds:
-            raise ValueError(f"{type(self).__name__}: declare {' and '.join(_BOUND_HELP[m] for m in missing)}. "
-                             f"Inferring {'it' if len(missing) == 1 else 'them'} from the data is not differentially "
-                             "private; allow_inferred_bounds=True does it anyway (PrivacyLeakWarning), and the model "
-                             "is then reported as NOT DP and charged (inf, 0)")
-        return tuple(missing)
+# %% ../nbs/04_dp_erm.ipynb #90b873d5
+@method_of(_DPERM, "fit")
+def _dperm_fit(self, X, y, sample_weight=None):
+    """Fit and release (see the class docstring); a fit that raises leaves the estimator exactly as it was (the budget
+    of a spend that succeeded stays spent)."""
+    with atomic_fit(self), release_guard(): return self._fit(X, y, sample_weight)
 
-    def _bind_feature_map(self, X, inferred, x_bounds="declared"):
-        fm = StandardizeToBounds() if self.feature_map is None else self.feature_map
-        if not hasattr(fm, "transform") or not hasattr(fm, "norm_bound"):
-            raise TypeError("feature_map must expose transform(X) and norm_bound "
-                            "(e.g. StandardizeToBounds, RandomFourierFeatures)")
-        fm = clone(fm, safe=False)
-        if self.x_bounds is not None:
-            if not hasattr(fm, "x_bounds"):
-                raise ValueError("this feature_map takes no x_bounds; declare its bounds on the feature map itself")
-            if fm.x_bounds is not None:
-                raise ValueError("declare x_bounds either on the estimator or on its feature_map, not both")
-            fm.set_params(x_bounds=self.x_bounds if isinstance(x_bounds, str) else x_bounds)   # encoded if a schema
-        if "x_bounds" in inferred:                                   # only with allow_inferred_bounds=True
-            fm = fm.bind(X, allow_inferred_bounds=True) if isinstance(fm, _FeatureMapBase) else fm.bind(X)
-        return fm
+# %% ../nbs/04_dp_erm.ipynb #6439be11
+@method_of(_DPERM, "_missing_bounds")
+def _dperm_missing_bounds(self, sample_weight) -> tuple:
+    "Names of the public bounds this fit would infer; raises ValueError (before touching the data) unless opted in."
+    fm = StandardizeToBounds() if self.feature_map is None else self.feature_map
+    missing = []
+    if self.x_bounds is None and getattr(fm, "x_bounds", 0) is None: missing.append("x_bounds")
+    if "y_bounds" in self.get_params(deep=False) and self.y_bounds is None: missing.append("y_bounds")
+    if sample_weight is not None and self.weight_bound is None: missing.append("weight_bound")
+    if not isinstance(self.allow_inferred_bounds, (bool, np.bool_)):
+        raise TypeError(f"allow_inferred_bounds must be True or False, got {self.allow_inferred_bounds!r}")
+    if missing and not self.allow_inferred_bounds:
+        raise ValueError(f"{type(self).__name__}: declare {' and '.join(_BOUND_HELP[m] for m in missing)}. "
+                         f"Inferring {'it' if len(missing) == 1 else 'them'} from the data is not differentially "
+                         "private; allow_inferred_bounds=True does it anyway (PrivacyLeakWarning), and the model "
+                         "is then reported as NOT DP and charged (inf, 0)")
+    return tuple(missing)
 
-    def _prepare(self, X, y, sample_weight, inferred):
-        eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
-        lam = check_scalar(self.lam, "lam", low=0)
-        xb = "declared"
-        if isinstance(self.x_bounds, Mapping) or hasattr(self.x_bounds, "encoded_bounds") or hasattr(X, "columns"):
-            declared = self.x_bounds if self.x_bounds is not None else getattr(self.feature_map, "x_bounds", None)
-            cov = fit_covariates(self, X, declared)            # data frames / a public Schema in, names out (00a)
-            if not cov.private_ok:
-                raise ValueError("x_bounds is a schema inferred from the data (infer_schema): not DP; "
-                                 "declare the schema from public facts")
-            X, xb = cov.X, (cov.x_bounds if cov.x_bounds is not None else "declared")
-        X = check_array(X, "X", ndim=2, finite=False)
-        n = check_consistent_length(X=X, y=y)
-        eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
-        w, wb = _check_weights(sample_weight, self.weight_bound, n)
-        if "x_bounds" in inferred: X = clean_cells(X, "X")        # nothing declared: the domain is the finite reals
-        fm = self._bind_feature_map(X, inferred, xb)
-        X = clean_cells(X, "X", _declared_box(fm, X.shape[1]), action="keep")   # core's input policy; the map clips
-        R = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
-        check_lam(lam, wb, R)   # public: below the floor the normal equations can be numerically singular
-        Phi = _project_rows(fm.transform(X), R)
-        return Phi, w, wb, eps, dlt, lam, R, n, fm
+# %% ../nbs/04_dp_erm.ipynb #cd294182
+@method_of(_DPERM, "_bind_feature_map")
+def _dperm_bind_feature_map(self, X, inferred, x_bounds="declared"):
+    fm = StandardizeToBounds() if self.feature_map is None else self.feature_map
+    if not hasattr(fm, "transform") or not hasattr(fm, "norm_bound"):
+        raise TypeError("feature_map must expose transform(X) and norm_bound "
+                        "(e.g. StandardizeToBounds, RandomFourierFeatures)")
+    fm = clone(fm, safe=False)
+    if self.x_bounds is not None:
+        if not hasattr(fm, "x_bounds"):
+            raise ValueError("this feature_map takes no x_bounds; declare its bounds on the feature map itself")
+        if fm.x_bounds is not None:
+            raise ValueError("declare x_bounds either on the estimator or on its feature_map, not both")
+        fm.set_params(x_bounds=self.x_bounds if isinstance(x_bounds, str) else x_bounds)   # encoded if a schema
+    if "x_bounds" in inferred:                                   # only with allow_inferred_bounds=True
+        fm = fm.bind(X, allow_inferred_bounds=True) if isinstance(fm, _FeatureMapBase) else fm.bind(X)
+    return fm
 
-    def _spend(self, eps, dlt, what, inferred):
-        """Charge the accountant (the default one if none is given; BudgetError before any noise).
-        Returns ((ε, δ), accountant)."""
-        acc = resolve_accountant(self.accountant)
-        if inferred: spent, note = (np.inf, 0.0), f"NOT DP: bounds inferred from the data ({', '.join(inferred)})"
-        elif not is_private(eps): spent, note = (np.inf, 0.0), "not private: epsilon=inf"
-        else: spent, note = (eps, dlt), None
-        label = self.label if self.label is not None else f"{type(self).__name__} ({what})"
-        acc.spend(*spent, label=label if note is None else f"{label} [{note}]")
-        return spent, acc
+# %% ../nbs/04_dp_erm.ipynb #8c6c12e2
+@method_of(_DPERM, "_prepare")
+def _dperm_prepare(self, X, y, sample_weight, inferred):
+    eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
+    lam = check_scalar(self.lam, "lam", low=0)
+    xb = "declared"
+    if isinstance(self.x_bounds, Mapping) or hasattr(self.x_bounds, "encoded_bounds") or hasattr(X, "columns"):
+        declared = self.x_bounds if self.x_bounds is not None else getattr(self.feature_map, "x_bounds", None)
+        cov = fit_covariates(self, X, declared)            # data frames / a public Schema in, names out (00a)
+        if not cov.private_ok:
+            raise ValueError("x_bounds is a schema inferred from the data (infer_schema): not DP; "
+                             "declare the schema from public facts")
+        X, xb = cov.X, (cov.x_bounds if cov.x_bounds is not None else "declared")
+    X = check_array(X, "X", ndim=2, finite=False)
+    n = check_consistent_length(X=X, y=y)
+    eps, dlt = check_epsilon_delta(eps, self.delta, n=n)
+    w, wb = _check_weights(sample_weight, self.weight_bound, n)
+    if "x_bounds" in inferred: X = clean_cells(X, "X")        # nothing declared: the domain is the finite reals
+    fm = self._bind_feature_map(X, inferred, xb)
+    X = clean_cells(X, "X", _declared_box(fm, X.shape[1]), action="keep")   # core's input policy; the map clips
+    R = check_scalar(fm.norm_bound, "feature_map.norm_bound", low=0)
+    check_lam(lam, wb, R)   # public: below the floor the normal equations can be numerically singular
+    Phi = _project_rows(fm.transform(X), R)
+    return Phi, w, wb, eps, dlt, lam, R, n, fm
 
-    def _set_fitted(self, **attrs):
-        """Publish the fitted state in one step, only after the spend and the solve succeeded
-        (a failed refit keeps the old state)."""
-        for k, v in attrs.items(): setattr(self, k, v)
-        return self
+# %% ../nbs/04_dp_erm.ipynb #cd45143e
+@method_of(_DPERM, "_spend")
+def _dperm_spend(self, eps, dlt, what, inferred):
+    """Charge the accountant (the default one if none is given; BudgetError before any noise).
+    Returns ((ε, δ), accountant)."""
+    acc = resolve_accountant(self.accountant)
+    if inferred: spent, note = (np.inf, 0.0), f"NOT DP: bounds inferred from the data ({', '.join(inferred)})"
+    elif not is_private(eps): spent, note = (np.inf, 0.0), "not private: epsilon=inf"
+    else: spent, note = (eps, dlt), None
+    label = self.label if self.label is not None else f"{type(self).__name__} ({what})"
+    acc.spend(*spent, label=label if note is None else f"{label} [{note}]")
+    return spent, acc
 
-    def _width(self, X) -> int:
-        "Number of (encoded) features of the fit: set by `fit_covariates` on the schema path, else the array's width."
-        return self.__dict__.get("n_features_in_", np.shape(X)[1] if np.ndim(X) == 2 else 1)
+# %% ../nbs/04_dp_erm.ipynb #3b4f60e4
+@method_of(_DPERM, "_set_fitted")
+def _dperm_set_fitted(self, **attrs):
+    """Publish the fitted state in one step, only after the spend and the solve succeeded
+    (a failed refit keeps the old state)."""
+    for k, v in attrs.items(): setattr(self, k, v)
+    return self
 
-    def _features(self, X):
-        check_is_fitted(self, "coef_")
-        if getattr(self, "schema_", None) is not None or hasattr(X, "columns"): X = query_covariates(self, X)
-        else:
-            X = check_array(X, "X", ndim=2)
-            if X.shape[1] != self.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
-        return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
+# %% ../nbs/04_dp_erm.ipynb #93a78036
+@method_of(_DPERM, "_width")
+def _dperm_width(self, X) -> int:
+    "Number of (encoded) features of the fit: set by `fit_covariates` on the schema path, else the array's width."
+    return self.__dict__.get("n_features_in_", np.shape(X)[1] if np.ndim(X) == 2 else 1)
 
-# %% ../nbs/04_dp_erm.ipynb #c46b29b4
+# %% ../nbs/04_dp_erm.ipynb #853847bb
+@method_of(_DPERM, "_features")
+def _dperm_features(self, X):
+    check_is_fitted(self, "coef_")
+    if getattr(self, "schema_", None) is not None or hasattr(X, "columns"): X = query_covariates(self, X)
+    else:
+        X = check_array(X, "X", ndim=2)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
+    return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
+
+# %% ../nbs/04_dp_erm.ipynb #1a0bac92
 class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
@@ -509,7 +527,7 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     Public bounds: x_bounds (here or on the feature map) and, with sample_weight, weight_bound must be declared;
     otherwise fit raises ValueError before anything is charged. allow_inferred_bounds=True infers them from the data
     (PrivacyLeakWarning) and the model is then NOT DP: epsilon_spent_ = inf, the accountant is charged (inf, 0),
-    private_guarantee says "not DP". The accountant charged is `accountant`, or the library-wide default one.
+    private_guarantee says "not DP".
 
     Parameters
     ----------
@@ -527,7 +545,7 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
         Public bound on the sample weights (required with `sample_weight`).
     constants : {"tight", "paper"}, default "tight"
         Constants of the objective-perturbation theorem.
-    accountant : PrivacyAccountant, optional; label : str, optional (ledger label).
+    accountant : PrivacyAccountant, optional (None: the library-wide default); label : str, optional (ledger label).
     random_state : int, Generator or None
         The noise always comes from fresh OS entropy; random_state seeds it only inside ``reproducible_noise()``
         (teaching, tests: notebook 01a).
@@ -552,52 +570,58 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     ...                          random_state=0).fit(X, y)
     >>> m.predict_proba(X[:3]).shape, m.epsilon_spent_
     ((3, 2), 1.0)
-
-    A refit that fails (BudgetError) leaves the previously fitted state unchanged; the budget of a spend that succeeded
-    stays spent."""
-    def __init__(self, epsilon:float=1.0, delta:float=0.0, lam:float=1e-3, method:str="auto",
-                 feature_map=None, x_bounds=None, weight_bound=None, constants:str="tight",
-                 accountant=None, label:str|None=None, random_state=None, tol:float=1e-10,
-                 allow_inferred_bounds:bool=False):
-        self.epsilon, self.delta, self.lam, self.method = epsilon, delta, lam, method
-        self.feature_map, self.x_bounds, self.weight_bound, self.constants = (
-            feature_map, x_bounds, weight_bound, constants)
+    """
+    def __init__(self, epsilon:float=1.0, delta:float=0.0, lam:float=1e-3, method:str="auto", feature_map=None,
+                 x_bounds=None, weight_bound=None, constants:str="tight", accountant=None, label:str|None=None,
+                 random_state=None, tol:float=1e-10, allow_inferred_bounds:bool=False):
+        self.epsilon, self.delta, self.lam, self.method, self.feature_map = epsilon, delta, lam, method, feature_map
+        self.x_bounds, self.weight_bound, self.constants = x_bounds, weight_bound, constants
         self.accountant, self.label, self.random_state, self.tol = accountant, label, random_state, tol
         self.allow_inferred_bounds = allow_inferred_bounds
 
-    def _fit(self, X, y, sample_weight=None):
-        if self.method not in ("auto", "objective", "output"):
-            raise ValueError(f"method must be 'auto', 'objective' or 'output', got {self.method!r}")
-        if self.constants not in ("tight", "paper"):
-            raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
-        tol = check_scalar(self.tol, "tol", low=0, high=1e-8, high_inclusive=True)   # the exact-minimiser requirement
-        inferred = self._missing_bounds(sample_weight)                              # before the data is read
-        y = _check_labels(y)
-        Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
-        kind, plan = logistic_noise(n, Phi.shape[1], epsilon=eps, delta=dlt, lam=lam, norm_bound=R, weight_bound=wb,
-                                    method=self.method, constants=self.constants, tol=tol)   # public: before any charge
-        if kind == "output":
-            theta = solve_logistic(Phi, y, lam, w, tol=tol, norm_bound=R, weight_bound=wb)[0]   # nothing released yet
-            (sens, noise), lam_eff = plan, lam
-            spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
-            coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
-        else:
-            sens, noise, lam_eff = 2.0 * wb * R, plan.params.noise, plan.lam
-            # raises BudgetError before any noise
-            spent, acc = self._spend(eps, dlt, "objective perturbation", inferred)
-            coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"),
-                                     norm_bound=R, weight_bound=wb)
-        return self._set_fitted(coef_=coef, classes_=np.array([0, 1]), feature_map_=fm, n_features_in_=self._width(X),
-                                sensitivity_=sens, noise_=noise, lam_effective_=lam_eff, epsilon_spent_=spent[0],
-                                delta_spent_=spent[1], charged_to_=acc, bounds_inferred_=inferred)
+# %% ../nbs/04_dp_erm.ipynb #6c42d25a
+@method_of(DPLogisticRegression, "_fit")
+def _dplogisticregression_fit(self, X, y, sample_weight=None):
+    if self.method not in ("auto", "objective", "output"):
+        raise ValueError(f"method must be 'auto', 'objective' or 'output', got {self.method!r}")
+    if self.constants not in ("tight", "paper"):
+        raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
+    tol = check_scalar(self.tol, "tol", low=0, high=1e-8, high_inclusive=True)   # the exact-minimiser requirement
+    inferred = self._missing_bounds(sample_weight)                              # before the data is read
+    y = _check_labels(y)
+    Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
+    kind, plan = logistic_noise(n, Phi.shape[1], epsilon=eps, delta=dlt, lam=lam, norm_bound=R, weight_bound=wb,
+                                method=self.method, constants=self.constants, tol=tol)   # public: before any charge
+    if kind == "output":
+        theta = solve_logistic(Phi, y, lam, w, tol=tol, norm_bound=R, weight_bound=wb)[0]   # nothing released yet
+        (sens, noise), lam_eff = plan, lam
+        spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
+        coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
+    else:
+        sens, noise, lam_eff = 2.0 * wb * R, plan.params.noise, plan.lam
+        # raises BudgetError before any noise
+        spent, acc = self._spend(eps, dlt, "objective perturbation", inferred)
+        coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"),
+                                 norm_bound=R, weight_bound=wb)
+    return self._set_fitted(coef_=coef, classes_=np.array([0, 1]), feature_map_=fm, n_features_in_=self._width(X),
+                            sensitivity_=sens, noise_=noise, lam_effective_=lam_eff, epsilon_spent_=spent[0],
+                            delta_spent_=spent[1], charged_to_=acc, bounds_inferred_=inferred)
 
-    def decision_function(self, X): return self._features(X) @ self.coef_
-    def predict_proba(self, X):
-        p = special.expit(self.decision_function(X))
-        return np.column_stack([1 - p, p])
-    def predict(self, X): return (self.decision_function(X) > 0).astype(int)
+# %% ../nbs/04_dp_erm.ipynb #742ca80f
+@method_of(DPLogisticRegression, "decision_function")
+def _dplogisticregression_decision_function(self, X): return self._features(X) @ self.coef_
 
-# %% ../nbs/04_dp_erm.ipynb #e1959d3e
+# %% ../nbs/04_dp_erm.ipynb #49b6e936
+@method_of(DPLogisticRegression, "predict_proba")
+def _dplogisticregression_predict_proba(self, X):
+    p = special.expit(self.decision_function(X))
+    return np.column_stack([1 - p, p])
+
+# %% ../nbs/04_dp_erm.ipynb #f7b2ed64
+@method_of(DPLogisticRegression, "predict")
+def _dplogisticregression_predict(self, X): return (self.decision_function(X) > 0).astype(int)
+
+# %% ../nbs/04_dp_erm.ipynb #609a97eb
 class DPRidgeRegression(RegressorMixin, _DPERM):
     """(ε, δ)-DP ridge regression on a public feature map by output perturbation (replace-one neighbours).
 
@@ -654,26 +678,30 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
         self.accountant, self.label, self.random_state = accountant, label, random_state
         self.allow_inferred_bounds = allow_inferred_bounds
 
-    def _fit(self, X, y, sample_weight=None):
-        if self.method != "output":
-            raise ValueError(f"method must be 'output' for DPRidgeRegression (the squared loss has no global gradient "
-                             f"bound, which objective perturbation needs), got {self.method!r}")
-        yb = None if self.y_bounds is None else check_bounds(self.y_bounds, "y_bounds")
-        inferred = self._missing_bounds(sample_weight)                              # before the data is read
-        y = check_array(y, "y", ndim=1, finite=False)
-        if yb is None: yb = infer_bounds(clean_cells(y, "y"), "y")      # only with allow_inferred_bounds=True
-        lo, hi = float(np.min(yb[0])), float(np.max(yb[1]))
-        y = clean_cells(y, "y", (lo, hi), action="clip")                            # core's input policy
-        Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
-        center, B = (lo + hi) / 2, (hi - lo) / 2
-        lip, sens, noise = ridge_noise(n, Phi.shape[1], epsilon=eps, delta=dlt, lam=lam, half_range=B, norm_bound=R,
-                                       weight_bound=wb)                   # public: before any charge
-        theta, _ = solve_ridge(Phi, y - center, lam, w)
-        spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
-        coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
-        return self._set_fitted(coef_=coef, y_center_=center, lipschitz_=lip, feature_map_=fm,
-                                n_features_in_=self._width(X), sensitivity_=sens, noise_=noise, lam_effective_=lam,
-                                epsilon_spent_=spent[0], delta_spent_=spent[1], charged_to_=acc,
-                                bounds_inferred_=inferred)
+# %% ../nbs/04_dp_erm.ipynb #4b1fc9ac
+@method_of(DPRidgeRegression, "_fit")
+def _dpridgeregression_fit(self, X, y, sample_weight=None):
+    if self.method != "output":
+        raise ValueError(f"method must be 'output' for DPRidgeRegression (the squared loss has no global gradient "
+                         f"bound, which objective perturbation needs), got {self.method!r}")
+    yb = None if self.y_bounds is None else check_bounds(self.y_bounds, "y_bounds")
+    inferred = self._missing_bounds(sample_weight)                              # before the data is read
+    y = check_array(y, "y", ndim=1, finite=False)
+    if yb is None: yb = infer_bounds(clean_cells(y, "y"), "y")      # only with allow_inferred_bounds=True
+    lo, hi = float(np.min(yb[0])), float(np.max(yb[1]))
+    y = clean_cells(y, "y", (lo, hi), action="clip")                            # core's input policy
+    Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
+    center, B = (lo + hi) / 2, (hi - lo) / 2
+    lip, sens, noise = ridge_noise(n, Phi.shape[1], epsilon=eps, delta=dlt, lam=lam, half_range=B, norm_bound=R,
+                                   weight_bound=wb)                   # public: before any charge
+    theta, _ = solve_ridge(Phi, y - center, lam, w)
+    spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
+    coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
+    return self._set_fitted(coef_=coef, y_center_=center, lipschitz_=lip, feature_map_=fm,
+                            n_features_in_=self._width(X), sensitivity_=sens, noise_=noise, lam_effective_=lam,
+                            epsilon_spent_=spent[0], delta_spent_=spent[1], charged_to_=acc,
+                            bounds_inferred_=inferred)
 
-    def predict(self, X): return self.y_center_ + self._features(X) @ self.coef_
+# %% ../nbs/04_dp_erm.ipynb #326adbb1
+@method_of(DPRidgeRegression, "predict")
+def _dpridgeregression_predict(self, X): return self.y_center_ + self._features(X) @ self.coef_
