@@ -441,7 +441,7 @@ def _centre_budget(eps:float, dlt:float) -> tuple:
     "(ε_c, δ_c, ε_m, δ_m): the centre's and the ridge's shares of an outcome model's (ε, δ), summing to it exactly."
     return budget_share(eps, dlt, OUTCOME_CENTRE_SHARE)
 
-# %% ../nbs/11_dp_ate.ipynb #22d572a5
+# %% ../nbs/11_dp_ate.ipynb #6a6b9589
 def _check_outcome_models(n_parts, *, d:int, eps, dlt, B, lam):
     """The refusals of `_outcome_model` that depend on public inputs only — the centre's grid plan, and the ridge's
     penalty floor and grid plan (`ridge_noise` of `DPRidgeRegression` with its default map, ‖φ‖ ≤ 1, d + 1
@@ -456,6 +456,7 @@ def _check_outcome_models(n_parts, *, d:int, eps, dlt, B, lam):
         check_lam(lam_m, 1.0, R, name="nuisance_lam")
         ridge_noise(k, d + 1, epsilon=e_m, delta=d_m, lam=lam_m, half_range=B, norm_bound=R)
 
+# %% ../nbs/11_dp_ate.ipynb #cfcdb142
 def _check_propensity_models(n_parts, *, d:int, eps, dlt, lam):
     """The refusals of the split-design propensity model (`DPLogisticRegression`, method 'auto', its default map,
     ‖φ‖ ≤ 1, d + 1 coefficients) that depend on public inputs only — the penalty floor, and the plan of its noise
@@ -566,11 +567,14 @@ def clip_bias_estimate(h_noisy, levels, m:int, j:int) -> float:
     h, r = np.maximum(np.asarray(h_noisy, float)[:j], 0.0), np.asarray(levels, float)
     return float(h @ (r[:j] - r[j]) / m)
 
-# %% ../nbs/11_dp_ate.ipynb #30d37c37
+# %% ../nbs/11_dp_ate.ipynb #7abe876d
 def clip_second_moment_bound(h_noisy, levels, m:int, j:int, sigma_q:float, tail:float=SCORE_CLIP_TAIL) -> float:
     "M̃_j of Theorem 2b(e): a 1 − `tail` upper bound on the mean square of the scores clipped at r_j."
     w = np.minimum(np.asarray(levels, float), levels[j]) ** 2
-    return float(max(0.0, (np.asarray(h_noisy, float) @ w + ndtri(1 - tail) * sigma_q * np.sqrt(w @ w)) / m))
+    norm_w = np.sqrt(w @ w)
+    if not np.isfinite(norm_w):                             # huge public bounds: ‖w‖ without overflowing w·w
+        norm_w = w[0] * np.sqrt((w / w[0]) @ (w / w[0]))
+    return float(max(0.0, (np.asarray(h_noisy, float) @ w + ndtri(1 - tail) * sigma_q * norm_w) / m))
 
 # %% ../nbs/11_dp_ate.ipynb #fcfaa734
 def histogram_interval(ate_dp:float, # the released estimate
@@ -959,7 +963,7 @@ def _dpate_accountant(self, design, mu, eps, dlt):
     else: raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(acc).__name__}")
     return acc
 
-# %% ../nbs/11_dp_ate.ipynb #7f12a9f9
+# %% ../nbs/11_dp_ate.ipynb #b9d93c4a
 @method_of(DPATE, "fit")
 def _dpate_fit(self, Y, T, *, X=None, folds=None):
     """Fit the nuisances and release the private ATE and interval.
@@ -980,6 +984,9 @@ def _dpate_fit(self, Y, T, *, X=None, folds=None):
         with atomic_fit(self), release_guard(): return self._release(Y, T, X, folds, clip)
     except RareArmError as e:   # a fresh error: the release's frames (data, the noise stream) stay unreachable
         refused = RareArmError(str(e), e.minority_share)
+    except Exception as e:      # any other error: the same one, cut from the release's frames and from its context
+        refused = e.with_traceback(None)
+        refused.__context__ = refused.__cause__ = None
     del Y, T, X, folds
     raise refused
 
@@ -1087,7 +1094,7 @@ def _dpate_release_lin(self, Yc, t, x, B, budget, *, x_bounds, level) -> ATEFit:
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
                   noise_sd_ate_=sd)
 
-# %% ../nbs/11_dp_ate.ipynb #f4fa7d0b
+# %% ../nbs/11_dp_ate.ipynb #0e2ef8d8
 @method_of(DPATE, "_check_score")
 def _dpate_check_score(self, est, X, folds, cov) -> dict:
     "The score designs' public inputs (Theorems 1, 2, 2b, 2c), checked before the data are read."
@@ -1113,7 +1120,13 @@ def _dpate_check_score(self, est, X, folds, cov) -> dict:
         if folds is not None: raise ValueError("folds apply to design='fold' only")
         if self.x_bounds is None:
             raise ValueError(f"design={design!r} needs public covariate bounds x_bounds=(lower, upper)")
-    else: models = _models(self.propensity_model, self.outcome_model)
+    else:
+        models = _models(self.propensity_model, self.outcome_model)
+        for name, mdl in zip(("propensity_model", "outcome_model"), models):
+            if "accountant" in getattr(mdl, "get_params", dict)():
+                raise ValueError(f"{name}: the fold design fits non-private models, one per fold (its noise covers "
+                                 "them); a DP model would charge its own budget per fold: pass a non-private model, "
+                                 "or declare x_bounds for the designs with DP nuisance models")
     has_x = X is not None
     X, xb = self._covariates(X, private_models)
     return dict(X=X, has_x=has_x, x_bounds=xb, estimator=est, design=design, c=c, share=share, level=level,
@@ -1299,16 +1312,18 @@ def final_interval(fr:FinalRelease, sb:ScoreBudget, m:int|None, *, level:float, 
     if ci is not None and fr.bias: ci = (ci[0] - fr.bias, ci[1] + fr.bias)   # Theorem 2b(d): the clipping's bias bound
     return ci, stderr
 
-# %% ../nbs/11_dp_ate.ipynb #825d403b
+# %% ../nbs/11_dp_ate.ipynb #c4809e44
 @method_of(DPATE, "_score_design")
 def _dpate_score_design(self, est:str, design:str, n:int, d:int, budget:tuple) -> str:
     "The design a score release runs: `design`, or the split design where only its models can adjust (public inputs)."
     if self.design != "auto" or design != "crossfit" or not is_private(budget[0]): return design
-    shrink = lambda dz: score_budget(est, dz, n, d, budget, split=default_split(est) if dz == "split" else None).shrink
+    lam = None if self.nuisance_lam is None else float(self.nuisance_lam)
+    shrink = lambda dz: score_budget(est, dz, n, d, budget, split=default_split(est) if dz == "split" else None,
+                                     lam=lam).shrink
     if shrink("crossfit") >= NUISANCE_SHRINKAGE_LIMIT and shrink("split") < NUISANCE_SHRINKAGE_LIMIT: return "split"
     return design
 
-# %% ../nbs/11_dp_ate.ipynb #9963756a
+# %% ../nbs/11_dp_ate.ipynb #d23daf8c
 @method_of(DPATE, "_release_score")
 def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
     "A score design's release (Theorems 1, 2, 2b, 2c, 2e)."
@@ -1318,6 +1333,11 @@ def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
     private, private_models = is_private(budget[0]), design in ("split", "crossfit")
     sb = score_budget(est, design, n, x.shape[1], budget, split=plan["split"], lam=plan["lam"], share=plan["share"],
                       level=plan["level"], score_clip=self.score_clip)
+    if private and sb.share > 0:      # the interval's own refusal (level against its p1; public), before any charge
+        try: private_interval(0.0, 1.0, 1.0, 1.0, level=plan["level"], method=self.ci_method)
+        except ValueError:
+            raise ValueError("level must be below 0.99 when a standard error is released (the private interval "
+                             f"spends 0.01 of the miscoverage on its noise), got {self.level!r}") from None
     if private_models:
         plan["x_bounds"] = _check_score_models(est, design, n, x.shape[1], plan["x_bounds"], B, sb, split=plan["split"],
                                                lam=plan["lam"])
@@ -1438,7 +1458,7 @@ def _dpate_noise_ratio(self) -> float|None:
         return float(self.noise_sd_ate_ / np.sqrt(sampling)) if sampling > 0 else float("inf")
     return float(self.sigma1_ / max(self.stderr_noisy_ + ndtri(0.99) * self.sigma2_, 1e-300))
 
-# %% ../nbs/11_dp_ate.ipynb #e01d984b
+# %% ../nbs/11_dp_ate.ipynb #dd0c5b18
 @method_of(DPATE, "sensitivity")
 def _dpate_sensitivity(self):
     """Sensitivity of the released effect to unmeasured confounding: E-value and robustness value (notebook 07c),
@@ -1451,7 +1471,7 @@ def _dpate_sensitivity(self):
     """
     from dp_causal_nb.sensitivity import sensitivity_summary
     self._check_fitted()
-    if self.conf_int_ is None or self.stderr_ is None:
+    if self.conf_int_ is None or self.stderr_ is None or not np.isfinite(self.stderr_):
         return sensitivity_summary(self.ate_, outcome_bounds=self.outcome_bounds)
     # an unclamped interval from the released standard error (a clamped one would understate it) around the
     # clamped estimate (a noise-dominated raw estimate would be no better a point), widened by any clipping bias

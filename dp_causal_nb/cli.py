@@ -101,11 +101,12 @@ def read_csv_columns(path:str, columns:list, text=()) -> dict:
         raise CLIError(f"{path}: the file is not valid UTF-8 text") from None
     return _read_columns((_parse_line(l) for l in lines), path, columns, set(text))
 
-# %% ../nbs/13_cli.ipynb #9244c916
+# %% ../nbs/13_cli.ipynb #0b47405b
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise CLIError(message)
 
+# %% ../nbs/13_cli.ipynb #7a391eb5
 def _pair(text:str, name:str):
     try:
         lo, hi = (float(x) for x in text.split(","))
@@ -231,7 +232,7 @@ def _add_cate_job(sub):
     opts.add_argument("--propensity-clip", type=float, default=None, metavar="C",
                       help="clip the propensity to [C, 1-C] (default: DPCATE's rule)")
 
-# %% ../nbs/13_cli.ipynb #7e449707
+# %% ../nbs/13_cli.ipynb #dc1b9917
 def _add_cate_eval(sub):
     "The `cate-eval` sub-command."
     e = sub.add_parser("cate-eval", help="evaluate a saved shareable CATE function at points (no data, no budget)")
@@ -243,6 +244,7 @@ def _add_cate_eval(sub):
     e.add_argument("--expect-sha256", default=None, metavar="HEX", help="refuse the file unless its SHA-256 is HEX "
                    "(the hash its publisher posted; dp-causal cate --save prints it)")
 
+# %% ../nbs/13_cli.ipynb #fbae2901
 def _add_cate_parsers(sub):
     "The `cate` and `cate-eval` sub-commands."
     _add_cate_job(sub)
@@ -293,7 +295,7 @@ def _load_schema(args):
         raise CLIError("give either --schema or --x-bounds (both declare the covariate bounds)")
     return sch
 
-# %% ../nbs/13_cli.ipynb #942650dd
+# %% ../nbs/13_cli.ipynb #328338fb
 def _covariate_names(args, schema) -> list:
     "Covariate columns: the schema's, or --covariates (they must agree when both are given)."
     given = [c.strip() for c in args.covariates.split(",") if c.strip()]
@@ -302,6 +304,7 @@ def _covariate_names(args, schema) -> list:
         raise CLIError("--covariates differs from the --schema columns; omit --covariates (the schema names them)")
     return list(schema.columns)
 
+# %% ../nbs/13_cli.ipynb #8717aa56
 def _declared(args, covs, schema):
     "The schema that encodes the covariates: --schema, the numeric one --x-bounds declares, or None (no bounds)."
     if schema is not None: return schema
@@ -325,7 +328,7 @@ def _refuse_missing(data:dict, schema):
             except ValueError: raise CLIError(f"column {c!r} has non-numeric values; {hint}") from None
             if any(v != v for v in vals): raise CLIError(f"column {c!r} has missing values (NaN); {hint}")
 
-# %% ../nbs/13_cli.ipynb #11e9cc6c
+# %% ../nbs/13_cli.ipynb #f04322b4
 def _encode(data:dict, covs:list, schema):
     "(X, encoded x bounds or None, feature names): the schema's public encoding, or the numeric columns as they are."
     if not covs: return None, None, []
@@ -334,6 +337,7 @@ def _encode(data:dict, covs:list, schema):
     eb = schema.encoded_bounds()
     return X, (eb[:, 0].copy(), eb[:, 1].copy()), schema.feature_names_out()
 
+# %% ../nbs/13_cli.ipynb #3e6947e7
 def _shown(cell:str, numeric:bool):
     "A public query cell for display: a number in a numeric column, else the text; None when missing."
     if cell.lower() in _MISSING: return None
@@ -341,6 +345,7 @@ def _shown(cell:str, numeric:bool):
     try: return float(cell)
     except ValueError: return cell
 
+# %% ../nbs/13_cli.ipynb #014453b2
 def _query_points(path, covs, schema):
     "Public query points: (encoded array, the rows as read, for display: numbers as numbers)."
     q = read_csv_columns(path, covs, text=covs if schema else ())
@@ -377,7 +382,7 @@ class JobData:
     outcome_bounds: tuple
     schema: object       # the --schema the user gave (None otherwise): cate --save stores it for cate-eval
 
-# %% ../nbs/13_cli.ipynb #ecc2bab8
+# %% ../nbs/13_cli.ipynb #a0fd7028
 def _checked_outcome(Y, bounds, args):
     "The outcome under its declared bounds: clipped with `--clip`, else refused when a value lies outside."
     if args.clip: return np.clip(Y, *bounds)             # what the estimators' out_of_bounds="clip" does (silently)
@@ -386,6 +391,7 @@ def _checked_outcome(Y, bounds, args):
                        f"[{bounds[0]:g}, {bounds[1]:g}]; widen --outcome-bounds or pass --clip{_NOT_SHOWN}")
     return Y
 
+# %% ../nbs/13_cli.ipynb #62be971b
 def _checked_covariates(X, xb, args):
     "The covariates under their declared bounds (clipped or refused), or finite when no bounds are declared."
     if X is not None and xb is not None:
@@ -541,7 +547,7 @@ def run_demo(args, out=None):
           "interval keeps the worst-case score range (DPATE.summary() says so); above it the scores are clipped where "
           "they lie (notebook 11, Theorem 2b). The interval covers the sampling error as well as the noise.", file=out)
 
-# %% ../nbs/13_cli.ipynb #ecbc5f52
+# %% ../nbs/13_cli.ipynb #c64581b3
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     "Print only warnings about PUBLIC inputs (PrivacyLeakWarning, e.g. δ ≥ 1/n); drop data-dependent ones."
     if issubclass(category, PrivacyLeakWarning):
@@ -549,6 +555,7 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     # Everything else raised while fitting depends on the data: fold fallbacks (FoldFallbackWarning), the number of
     # clipped outcomes (DPDomainWarning), solver convergence. Printing it would publish data outside the guarantee.
 
+# %% ../nbs/13_cli.ipynb #339ff9e4
 def _join_negative_values(argv):
     "Let `--outcome-bounds -1,1` work (argparse would read '-1,1' as an option): join it to `--outcome-bounds=-1,1`."
     out, it = [], iter(argv)
@@ -559,7 +566,7 @@ def _join_negative_values(argv):
         else: out.append(a)
     return out
 
-# %% ../nbs/13_cli.ipynb #c632d292
+# %% ../nbs/13_cli.ipynb #85eaeb97
 def json_ready(r):
     """Typed, strict JSON values: numbers stay numbers (NumPy scalars unwrapped), None is null, and ±inf (the ε and μ of
     a non-private run, which also says `"private": false`) is null, since strict JSON has no Infinity."""
@@ -568,6 +575,7 @@ def json_ready(r):
     if isinstance(r, np.generic): r = r.item()
     return None if isinstance(r, float) and not math.isfinite(r) else r
 
+# %% ../nbs/13_cli.ipynb #5e5019e3
 def _closed_pipe() -> int:
     """The reader closed the pipe (`dp-causal ... | head -1`): send what is left to /dev/null so that nothing is
     printed at exit, and return 141 (128 + SIGPIPE, what a shell shows for a command stopped by a closed pipe)."""
@@ -621,11 +629,12 @@ def main(argv=None) -> int:
     except (AttributeError, ValueError): pass
     return code
 
-# %% ../nbs/13_cli.ipynb #5189560a
+# %% ../nbs/13_cli.ipynb #7e703e46
 def _label(epsilon, delta) -> str:
     from dp_causal_nb.functional import _privacy_label   # the label a saved function stores, recomputed when loaded
     return _privacy_label(epsilon, delta)
 
+# %% ../nbs/13_cli.ipynb #5763d95d
 def cate_final(args) -> str:
     "The second stage of a `cate` job: `--final`, else kernel with --save (the only one it publishes), else auto."
     final = args.final or ("kernel" if args.save is not None else "auto")
@@ -634,7 +643,7 @@ def cate_final(args) -> str:
                        "--final")
     return final
 
-# %% ../nbs/13_cli.ipynb #39fdf257
+# %% ../nbs/13_cli.ipynb #0135ac29
 def cate_estimator(args, job:JobData):
     "The estimator of `cate --query` and `cate --save`: DPCATE with the command's inputs and `cate_final`."
     from dp_causal_nb.cate import DPCATE
@@ -642,6 +651,7 @@ def cate_estimator(args, job:JobData):
                   x_bounds=job.x_bounds, outcome_bounds=job.outcome_bounds, propensity_clip=args.propensity_clip,
                   out_of_bounds="clip" if args.clip else "raise", random_state=args.seed)
 
+# %% ../nbs/13_cli.ipynb #4b22c128
 def _stage(est) -> dict:
     "The fitted estimator's public description (its resolved public inputs), printed by `--query` and `--save`."
     num = lambda v: None if v is None else float(v)
@@ -676,7 +686,7 @@ def run_cate(args) -> dict:
 
 
 
-# %% ../nbs/13_cli.ipynb #78b6740f
+# %% ../nbs/13_cli.ipynb #67b36d5e
 def _save_function(est, args, covs, bounds, schema=None) -> dict:
     "Release the fitted kernel stage as a shareable function and write it with its public metadata and its hash."
     from dp_causal_nb.functional import release_shareable_cate_function, _point_noise_sd, _privacy_label
@@ -691,6 +701,7 @@ def _save_function(est, args, covs, bounds, schema=None) -> dict:
     return dict(saved=path, sha256=release_sha256(path), n_features=info["n_features"], bandwidth=info["bandwidth"],
                 noise_sd_point=sd)
 
+# %% ../nbs/13_cli.ipynb #a38050fd
 def _write_points(path, covs, Q, vals, lo, hi):
     "Write the answers at public points to a CSV (or nothing); returns the path."
     if path is None: return None

@@ -16,13 +16,15 @@ __all__ = ['MAX_BOUND', 'MIN_WIDTH', 'PUBLIC_WARNINGS', 'quiet_data_warnings', '
            'clean_cells', 'atomic_fit', 'method_of', 'PublicWarning', 'release_guard', 'bounded_predictions',
            'EstimatorBase', 'ClassifierMixin', 'RegressorMixin', 'clone', 'check_is_fitted']
 
-# %% ../nbs/00_core.ipynb #c3b3b0c9
+# %% ../nbs/00_core.ipynb #087da181
 class PrivacyLeakWarning(RuntimeWarning):
     "A quantity that must be public (bounds, clipping level, bandwidth, ...) was inferred from the private data."
 
+# %% ../nbs/00_core.ipynb #df70c061
 class BudgetError(RuntimeError):
     "A privacy budget would be overspent; raised *before* any noise is drawn."
 
+# %% ../nbs/00_core.ipynb #89250ba9
 class DPDomainWarning(UserWarning):
     "Data fell outside a declared public domain and was clipped (curator-side diagnostics only, opt-in)."
 
@@ -86,7 +88,7 @@ def check_random_state(random_state=None) -> np.random.Generator:
     raise TypeError("random_state must be None, a non-negative int, a np.random.SeedSequence or a "
                     f"np.random.Generator, got {type(random_state).__name__}")
 
-# %% ../nbs/00_core.ipynb #e47b58b6
+# %% ../nbs/00_core.ipynb #10eb5aea
 _REPRODUCIBLE = contextvars.ContextVar("dp_causal_nb_reproducible_noise", default=False)
 
 @contextlib.contextmanager
@@ -97,18 +99,21 @@ def reproducible_noise(enabled:bool=True):
     try: yield
     finally: _REPRODUCIBLE.reset(token)
 
+# %% ../nbs/00_core.ipynb #7902fa02
 def use_reproducible_noise(enabled:bool=True):
     "For a whole notebook or lesson: noise is a function of `random_state` from now on (teaching, stored docs)."
     _REPRODUCIBLE.set(bool(enabled))
 
+# %% ../nbs/00_core.ipynb #9cd67064
 def _call_with_noise_policy(reproducible:bool, fn, *args, **kwargs):
     with reproducible_noise(reproducible): return fn(*args, **kwargs)
 
+# %% ../nbs/00_core.ipynb #4bc4c283
 def carry_noise_policy(fn):
     "`fn` bound to the caller's noise policy, for a worker process (joblib, Dask) that does not share the context."
     return functools.partial(_call_with_noise_policy, _REPRODUCIBLE.get(), fn)
 
-# %% ../nbs/00_core.ipynb #6136cbb3
+# %% ../nbs/00_core.ipynb #3de65471
 def _root_seed_sequence(random_state) -> np.random.SeedSequence:
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(random_state.integers(0, 2**63, size=4).tolist())   # advances the generator
@@ -117,6 +122,7 @@ def _root_seed_sequence(random_state) -> np.random.SeedSequence:
     return (random_state if isinstance(random_state, np.random.SeedSequence)
             else np.random.SeedSequence(int(random_state)))
 
+# %% ../nbs/00_core.ipynb #0611277d
 def spawn_generators(random_state, n:int) -> list:
     "`n` independent public streams from `random_state` (None: 128 bits of OS entropy). Never use them for noise."
     if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
@@ -154,13 +160,14 @@ def check_array(a, name:str, *, ndim:int|None=None, finite:bool|str=True, dtype=
                          "a private analysis")
     return arr
 
-# %% ../nbs/00_core.ipynb #7efa88ee
+# %% ../nbs/00_core.ipynb #efff7cd6
 def check_consistent_length(**arrays) -> int:
     "All arrays have the same number of rows; returns it."
     ns = {k: len(v) for k, v in arrays.items() if v is not None}
     if len(set(ns.values())) > 1: raise ValueError(f"inconsistent numbers of rows: {ns}")
     return next(iter(ns.values()))
 
+# %% ../nbs/00_core.ipynb #fc42ed7a
 def check_binary_treatment(T, name:str="T") -> np.ndarray:
     "A 1-d treatment vector with values in {0, 1}, returned as int."
     t = check_array(T, name, ndim=1)
@@ -276,11 +283,12 @@ def clean_cells(a, name:str, bounds=None, *, action:str="clip", fill=None, ndim:
     if bounds is None or action == "keep": return arr
     return check_in_bounds(arr, bounds, name, action=action)
 
-# %% ../nbs/00_core.ipynb #d125ed8f
+# %% ../nbs/00_core.ipynb #f682639b
 def _fitted_names(estimator) -> list:
     "Fitted attributes by the scikit-learn convention: names ending in `_` (private helpers set by a framework stay)."
     return [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]
 
+# %% ../nbs/00_core.ipynb #c69b4772
 @contextlib.contextmanager
 def atomic_fit(estimator):
     """Run a fit so that it either completes or leaves `estimator` exactly as before (earlier fitted state cleared on
@@ -302,7 +310,7 @@ def method_of(cls, name:str, kind=None):
         return fn
     return attach
 
-# %% ../nbs/00_core.ipynb #0a55dea3
+# %% ../nbs/00_core.ipynb #27b08471
 class PublicWarning(UserWarning):
     "A warning about public inputs only (a parameter choice): the same on every dataset, so `release_guard` shows it."
 
@@ -310,6 +318,7 @@ PUBLIC_WARNINGS = (PrivacyLeakWarning, PublicWarning)
 _QUIET = threading.RLock()                                       # one capture of warnings (record=True) at a time
 _GUARD = {"lock": threading.Lock(), "depth": 0, "saved": None}
 
+# %% ../nbs/00_core.ipynb #e88da336
 def _public_filters(filters) -> list:
     "The user's filters for the public categories (same order and actions), each ending with Python's default action."
     out = []
@@ -431,7 +440,7 @@ def _estimator_set_params(self, **params):
     for key, sub_params in nested.items(): valid[key].set_params(**sub_params)
     return self
 
-# %% ../nbs/00_core.ipynb #62f48a19
+# %% ../nbs/00_core.ipynb #5489b5ac
 class ClassifierMixin:
     "scikit-learn's classifier conventions: classifier tags, and `score` is the mean accuracy."
     _sklearn_mixin = "ClassifierMixin"
@@ -441,7 +450,7 @@ class ClassifierMixin:
         from sklearn.metrics import accuracy_score
         return accuracy_score(y, self.predict(X), sample_weight=sample_weight)
 
-
+# %% ../nbs/00_core.ipynb #fd0fc3b0
 class RegressorMixin:
     "scikit-learn's regressor conventions: regressor tags, and `score` is R² (scikit-learn's `r2_score`)."
     _sklearn_mixin = "RegressorMixin"

@@ -56,11 +56,12 @@ def functional_noise_scales(epsilon:float, delta:float, *,
     return dict(hall=hall, analytic=analytic, paper=paper, strict=max(hall, analytic, paper), sensitivity=D,
                 sensitivity_paper=Dp)
 
-# %% ../nbs/10_functional.ipynb #6e617f7d
+# %% ../nbs/10_functional.ipynb #d77fd08f
 def check_noise_mode(noise) -> str:
     if noise not in NOISE_MODES: raise ValueError(f"noise must be one of {NOISE_MODES}, got {noise!r}")
     return noise
 
+# %% ../nbs/10_functional.ipynb #97acc602
 def select_noise_scale(scales:dict, noise:str="proof") -> float:
     "r for the mode; noise='paper' warns (PrivacyLeakWarning) when Eq. (19) is below the strict scale."
     noise = check_noise_mode(noise)
@@ -72,13 +73,14 @@ def select_noise_scale(scales:dict, noise:str="proof") -> float:
                       "Lemma 1 drops a square root; see dp_causal_nb.rkhs)", PrivacyLeakWarning, stacklevel=3)
     return scales["paper"]
 
-# %% ../nbs/10_functional.ipynb #de1db373
+# %% ../nbs/10_functional.ipynb #b74ed27d
 def _encode_queries(schema, X):
     "Query points as the encoded array: a data frame / dict goes through the fit's public schema (notebook 00a)."
     if schema is not None and not isinstance(X, np.ndarray) and (hasattr(X, "columns") or isinstance(X, dict)):
         return schema.transform(X, name="X")
     return X
 
+# %% ../nbs/10_functional.ipynb #2e3f1c63
 def _clamped(info:dict, values) -> np.ndarray:
     "Released values clamped to the feasible CATE range of `info['outcome_bounds']` (one helper: `clamp_to_feasible`)."
     ob = info.get("outcome_bounds")
@@ -192,7 +194,7 @@ def _pcf__fwd(self, B):
         V[j0:j1] = dtrsm(1.0, Dg, rhs, lower=1)           # BLAS directly on a contiguous block
     return V
 
-# %% ../nbs/10_functional.ipynb #a8013a94
+# %% ../nbs/10_functional.ipynb #8e02b317
 @method_of(PrivateCATEFunction, "_conditional")
 def _pcf__conditional(self, B):
     "(S, V): the path's covariance at new points B given the m points drawn so far, V = L⁻¹K(P, B) (None at m = 0)."
@@ -204,6 +206,7 @@ def _pcf__conditional(self, B):
         S -= V.T @ V
     return 0.5 * (S + S.T), V
 
+# %% ../nbs/10_functional.ipynb #a132d3df
 @method_of(PrivateCATEFunction, "_factor")
 def _pcf__factor(self, S):
     "Lower Cholesky factor of S; on failure the added jitter starts at `jitter` and doubles (30 tries)."
@@ -247,12 +250,13 @@ def _pcf__extend(self, B):
                       f"state {8 * self._cap ** 2 / 1e9:.2g} GB; consider a shareable release", PublicWarning,
                       stacklevel=3)
 
-# %% ../nbs/10_functional.ipynb #b0ba1b91
+# %% ../nbs/10_functional.ipynb #0a969e83
 @method_of(PrivateCATEFunction, "_keys")
 def _pcf__keys(self, X):
     X = X + 0.0  # turns -0.0 into 0.0
     return [r.tobytes() for r in np.ascontiguousarray(X)]
 
+# %% ../nbs/10_functional.ipynb #b45b2d5d
 @method_of(PrivateCATEFunction, "_warn_training")
 def _pcf__warn_training(self, keys):
     "Opt-in: warn (no count) when a query is a training input. Off by default: the warning is a membership oracle."
@@ -282,18 +286,21 @@ def _pcf__answer(self, X) -> np.ndarray:
     idx = np.fromiter((self._index[k] for k in keys), dtype=np.int64, count=len(keys))
     return self._ans[idx].copy()
 
-# %% ../nbs/10_functional.ipynb #2c5b3c42
+# %% ../nbs/10_functional.ipynb #10dcf4af
 @method_of(PrivateCATEFunction, "n_points", property)
 def _pcf_n_points(self) -> int:
     "Number of distinct points answered so far."
     return self._m
 
+# %% ../nbs/10_functional.ipynb #117429e4
 @method_of(PrivateCATEFunction, "bandwidth", property)
 def _pcf_bandwidth(self): return self._fit.bandwidth
 
+# %% ../nbs/10_functional.ipynb #9976ae91
 @method_of(PrivateCATEFunction, "lam", property)
 def _pcf_lam(self): return self._fit.lam
 
+# %% ../nbs/10_functional.ipynb #91376bb5
 @method_of(PrivateCATEFunction, "__repr__")
 def _pcf___repr__(self):
     return (f"PrivateCATEFunction(q={self._fit.q}, bandwidth={self.bandwidth:g}, lam={self.lam:g}, "
@@ -507,7 +514,7 @@ def private_kernel_function(X, phi, *, weights=None, bandwidth:float, lam:float,
     return _kernel_release(X, phi, weights, xb, plan, random_state, warn_training_queries=warn_training_queries,
                            **options)
 
-# %% ../nbs/10_functional.ipynb #feadb7aa
+# %% ../nbs/10_functional.ipynb #3680d285
 def _stage_release(est) -> StageRelease:
     "The `StageRelease` of a fitted estimator (`second_stage_release()`), or the one given."
     rel = est.second_stage_release() if hasattr(est, "second_stage_release") else est
@@ -516,6 +523,7 @@ def _stage_release(est) -> StageRelease:
                         f"got {type(est).__name__}")
     return rel
 
+# %% ../nbs/10_functional.ipynb #064d48cd
 def _dpcate_records(est):
     "The release object, its records and public constants; checks the records against the bounds (before any claim)."
     rel = _stage_release(est)
@@ -524,11 +532,12 @@ def _dpcate_records(est):
     check_stage2_records(phi, rho, c)            # the quantities the constants use; raises before any claim
     return rel, X, phi, rho, n, q, c
 
-# %% ../nbs/10_functional.ipynb #f898eb23
+# %% ../nbs/10_functional.ipynb #61b91438
 def _release_seed(rel:StageRelease, random_state):
     "The seed of a release's noise: `random_state`, or the owner's (it counts only inside `reproducible_noise()`)."
     return rel.random_state if random_state is None else random_state
 
+# %% ../nbs/10_functional.ipynb #f297c8d3
 def _release_rng(rel:StageRelease, random_state):
     "A secret noise stream (notebook 01a) from `_release_seed`."
     return noise_rng(_release_seed(rel, random_state), "function release")
@@ -592,7 +601,7 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     f.info["outcome_bounds"] = [float(np.ravel(b)[0]) for b in rel.outcome_bounds]   # public: answers are clamped
     return f
 
-# %% ../nbs/10_functional.ipynb #2b6f8190
+# %% ../nbs/10_functional.ipynb #fd338890
 _SHARED_LABELS = ("epsilon", "delta", "sensitivity", "sigma", "solver_inflation", "noise_sd_point", "privacy")
 _GRID_LABELS = ("epsilon", "delta", "scales", "noise", "solver_inflation", "privacy")
 _SENSITIVITY_INPUTS = ("weighted_lipschitz", "lam", "n", "bandwidth", "solver_tol")
@@ -601,10 +610,12 @@ def _privacy_label(epsilon, delta) -> str:
     "The guarantee as `dp-causal` prints it and stores it in a saved function's `privacy` field."
     return "NON-PRIVATE (epsilon = inf)" if np.isinf(epsilon) else f"(epsilon={epsilon:.4g}, delta={delta:.3g})-DP"
 
+# %% ../nbs/10_functional.ipynb #72d26bbb
 def _point_noise_sd(sigma, q:int, bandwidth) -> float:
     "SD of a shareable function's privacy noise at any point: σ√κ (the features have ‖ψ₁(x)‖ = 1)."
     return float(sigma) * math.exp(0.5 * log_kernel_diag(q, bandwidth))
 
+# %% ../nbs/10_functional.ipynb #851f118c
 def _shared_sigma(epsilon, delta, sensitivity) -> float:
     "σ of the Gaussian mechanism on θ (0 for a non-private release)."
     return gaussian_sigma(epsilon, delta, sensitivity) if is_private(epsilon) else 0.0
@@ -640,7 +651,7 @@ class SharedCATEFunction:
         return _clamped(self.info, self.raw(X))
     effect = __call__
 
-# %% ../nbs/10_functional.ipynb #43ccfe1f
+# %% ../nbs/10_functional.ipynb #0d4ef756
 @method_of(SharedCATEFunction, "raw")
 def _scf_raw(self, X) -> np.ndarray:
     "The released function's values before clamping (post-processing of the noised coefficients)."
@@ -648,6 +659,7 @@ def _scf_raw(self, X) -> np.ndarray:
     check_in_bounds(X, self.x_bounds, "X", action="raise")
     return fourier_features(X, self.omega) @ self.coef
 
+# %% ../nbs/10_functional.ipynb #aa1d553b
 @method_of(SharedCATEFunction, "evaluate")
 def _scf_evaluate(self, X, alpha:float=0.05) -> ClampedRelease:
     """Values and (1 − alpha) privacy-noise intervals at the rows of X, clamped by `second_stage.clamp_to_feasible`
@@ -791,13 +803,14 @@ def _stored_inputs(path, info:dict, q:int) -> dict:
     check_recomputed(path, "solver_inflation", info.get("solver_inflation"), inflation, ("solver_tol", "lam"))
     return dict(epsilon=eps, delta=dlt, n=n, lam=lam, bandwidth=h, D=D, inflation=inflation, sigma=sigma)
 
-# %% ../nbs/10_functional.ipynb #7abe1be8
+# %% ../nbs/10_functional.ipynb #99c6fcc7
 def _check_privacy_label(path, info:dict, p:dict, epsilon:float|None=None):
     "The printed label, if the file states one, must be the one its (charged) ε and its δ give."
     if "privacy" not in info: return
     eps = p["epsilon"] if epsilon is None else epsilon
     check_recomputed(path, "privacy", info["privacy"], _privacy_label(eps, p["delta"]), ("epsilon", "delta", "noise"))
 
+# %% ../nbs/10_functional.ipynb #a2d64386
 def _check_shared_info(path, info:dict, omega:np.ndarray):
     "Recompute every derived privacy number of a shareable function's metadata; `ReleaseFormatError` on a mismatch."
     if not any(k in info for k in _SHARED_LABELS): return
@@ -838,7 +851,7 @@ def _check_grid_info(path, info:dict, points:np.ndarray):
     r = {"strict": scales["strict"], "paper": scales["paper"]}.get(info["noise"], proof)
     _check_privacy_label(path, info, p, charged_epsilon(p["epsilon"], p["delta"], scales, r, p["D"] + p["inflation"]))
 
-# %% ../nbs/10_functional.ipynb #13d46d03
+# %% ../nbs/10_functional.ipynb #416aa793
 @method_of(PublishedCATEValues, "save")
 def _pcv_save(self, path) -> str:
     """Write the release as `.npz` (numeric arrays) + JSON metadata (`release_format`); returns the path.
@@ -849,6 +862,7 @@ def _pcv_save(self, path) -> str:
     _check_grid_info(path, self.info, np.asarray(self.points))
     return save_release(path, "PublishedCATEValues", {"points": self.points, "values": self.values}, self.info)
 
+# %% ../nbs/10_functional.ipynb #d3a8c390
 @method_of(PublishedCATEValues, "load", classmethod)
 def _pcv_load(cls, path) -> "PublishedCATEValues":
     """Read a file written by `save`; validates it and never unpickles.

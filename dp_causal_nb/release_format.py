@@ -22,7 +22,7 @@ class ReleaseFormatError(ValueError):
 __all__ = ['FORMAT', 'VERSION', 'MAX_META_BYTES', 'MAX_META_DEPTH', 'MAX_RELEASE_BYTES', 'RTOL', 'ReleaseFormatError',
            'save_release', 'load_release', 'check_recomputed', 'stored_number', 'release_sha256']
 
-# %% ../nbs/03a_release_format.ipynb #99bd897f
+# %% ../nbs/03a_release_format.ipynb #4df8d91d
 def _encode(v, where="meta"):
     if isinstance(v, dict):
         if not all(isinstance(k, str) for k in v): raise TypeError(f"{where}: keys must be strings")
@@ -37,6 +37,7 @@ def _encode(v, where="meta"):
     if v is None or isinstance(v, str): return v
     raise TypeError(f"{where}: {type(v).__name__} is not a JSON value (store arrays as arrays)")
 
+# %% ../nbs/03a_release_format.ipynb #bf473ce1
 def _decode(v):
     if isinstance(v, dict): return {k: _decode(x) for k, x in v.items()}
     if isinstance(v, list): return [_decode(x) for x in v]
@@ -54,16 +55,18 @@ def _nesting_depth(raw:bytes) -> int:
     step = np.isin(b, _OPENERS).astype(np.int64) - np.isin(b, _CLOSERS)
     return int(np.cumsum(step).max(initial=0))
 
-# %% ../nbs/03a_release_format.ipynb #773615c0
+# %% ../nbs/03a_release_format.ipynb #2d79f9d4
 def _refuse_token(token):
     raise ReleaseFormatError(f"metadata holds the token {token}, which is not JSON (releases store no NaN or "
                              "infinite numbers; infinities are the strings \"inf\" and \"-inf\")")
 
+# %% ../nbs/03a_release_format.ipynb #f14e8654
 def _finite_float(text:str) -> float:
     v = float(text)
     if not math.isfinite(v): raise ReleaseFormatError(f"metadata holds the number {text[:40]}, beyond a double's range")
     return v
 
+# %% ../nbs/03a_release_format.ipynb #e14ac671
 def _unique_keys(pairs:list) -> dict:
     d = dict(pairs)
     if len(d) == len(pairs): return d
@@ -154,7 +157,7 @@ def _read_arrays(path, max_bytes:int) -> dict:
                                  "archives of numeric arrays, never pickles") from None
     return arrays
 
-# %% ../nbs/03a_release_format.ipynb #8785970d
+# %% ../nbs/03a_release_format.ipynb #6ffc1ef5
 def _check_header(doc, path, kind:str):
     "The document must be a release of this format, of the version read here, holding a `kind`."
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -169,6 +172,7 @@ def _check_header(doc, path, kind:str):
                                  f"{VERSION}")
     if doc.get("kind") != kind: raise ReleaseFormatError(f"{path}: holds a {doc.get('kind')!r}, expected a {kind!r}")
 
+# %% ../nbs/03a_release_format.ipynb #2e91a3cc
 def _check_arrays(arrays:dict, schema:dict, path, kind:str):
     "The file must hold exactly the arrays of `schema`, each of its dtype kind and number of dimensions."
     if set(arrays) != set(schema):
@@ -218,12 +222,13 @@ def load_release(path, kind:str, schema:dict, *, max_bytes:int=MAX_RELEASE_BYTES
     if not isinstance(meta, dict): raise ReleaseFormatError(f"{path}: metadata must be a JSON object")
     return arrays, _decode(meta)
 
-# %% ../nbs/03a_release_format.ipynb #dfc1f4c2
+# %% ../nbs/03a_release_format.ipynb #f4187801
 def _short(v, width:int=80) -> str:
     "`repr(v)`, cut to `width` characters (a stored value may be a megabyte long)."
     r = repr(v)
     return r if len(r) <= width else r[:width - 3] + "..."
 
+# %% ../nbs/03a_release_format.ipynb #a5c6226d
 def check_recomputed(path, field:str, stored, recomputed, inputs:tuple=(), rtol:float=RTOL):
     "Refuse (`ReleaseFormatError`) a stored derived value that its recomputation from the stored `inputs` contradicts."
     if isinstance(recomputed, str): same = stored == recomputed

@@ -78,7 +78,7 @@ def _wr_fit(self, X, phi, rho):
     self.n_, self.p_ = n, p
     return self
 
-# %% ../nbs/07a_second_stage.ipynb #a101315a
+# %% ../nbs/07a_second_stage.ipynb #f6335256
 @method_of(WeightedRidge, "_onto_ball")
 def _wr__onto_ball(self, b):
     "The minimiser over the public ball ||θ|| <= radius when the unconstrained one lies outside it."
@@ -94,22 +94,25 @@ def _wr__onto_ball(self, b):
         self.nu_ = optimize.brentq(nrm, 0.0, hi, xtol=1e-14, rtol=1e-14)
         self.theta_ = V @ (c / (e + self.nu_))
 
+# %% ../nbs/07a_second_stage.ipynb #11cbe314
 @method_of(WeightedRidge, "constraint_active", property)
 def _wr_constraint_active(self) -> bool:
     "Whether the norm constraint binds (then the closed-form IF of Corollary 1 does not apply)."
     return self.nu_ > 0
 
-# %% ../nbs/07a_second_stage.ipynb #25f54e93
+# %% ../nbs/07a_second_stage.ipynb #c655d375
 @method_of(WeightedRidge, "query_matrix")
 def _wr_query_matrix(self, X_query):
     "$M=F_{\\mathbf x}A^{-1}$ ($d\\times p$) so that $h(x)=Mf(x)$."
     return linalg.cho_solve(self.chol_, self.features(X_query).T).T
 
+# %% ../nbs/07a_second_stage.ipynb #48c08e77
 @method_of(WeightedRidge, "h")
 def _wr_h(self, X_query, X):
     "Rows $h(x_k)=F_{\\mathbf x}A^{-1}f(x_k)$ (Corollary 1 with $H=2A$); shape (len(X), d)."
     return self.features(X) @ self.query_matrix(X_query).T
 
+# %% ../nbs/07a_second_stage.ipynb #d3750850
 @method_of(WeightedRidge, "h_norm")
 def _wr_h_norm(self, X_query, X, M=None):
     M = self.query_matrix(X_query) if M is None else M
@@ -117,12 +120,13 @@ def _wr_h_norm(self, X_query, X, M=None):
     F = self.features(X)
     return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", F, G, F), 0))
 
-# %% ../nbs/07a_second_stage.ipynb #d774d5cc
+# %% ../nbs/07a_second_stage.ipynb #bfc35173
 @method_of(WeightedRidge, "h_norm_bound")
 def _wr_h_norm_bound(self, X_query) -> float:
     "Certified $\\sup_x\\lVert h(x)\\rVert_2\\le\\lVert F_{\\mathbf x}A^{-1}\\rVert_{op}B_f$."
     return float(np.linalg.norm(self.query_matrix(X_query), 2) * feature_norm_bound(self.feature_map))
 
+# %% ../nbs/07a_second_stage.ipynb #5ed35a1c
 @method_of(WeightedRidge, "g_bound")
 def _wr_g_bound(self) -> float:
     "Certified $\\sup_x|\\hat g(x)|\\le\\lVert\\hat\\theta\\rVert B_f$."
@@ -149,7 +153,7 @@ class WeightedKernelRidge:
                                 + (" [holds training data: curator-side, do not publish]"
                                    if hasattr(self, "X_") else ""))
 
-# %% ../nbs/07a_second_stage.ipynb #a440c062
+# %% ../nbs/07a_second_stage.ipynb #82ec0400
 @method_of(WeightedKernelRidge, "fit")
 def _wkr_fit(self, X, phi, rho):
     X, phi, rho = _check_stage_inputs(X, phi, rho)
@@ -169,6 +173,7 @@ def _wkr_fit(self, X, phi, rho):
     self.rkhs_norm_ = float(np.sqrt(max(self.alpha_ @ K @ self.alpha_, 0)))
     return self
 
+# %% ../nbs/07a_second_stage.ipynb #a39e59ed
 @method_of(WeightedKernelRidge, "chol_", property)
 def _wkr_chol_(self):
     "Cholesky factor of C = λI + SKS/n (computed on first use: the certified fit does not need it)."
@@ -178,13 +183,14 @@ def _wkr_chol_(self):
                                        + (s[:, None] * self.kernel(self.X_, self.X_) * s[None, :]) / self.n_)
     return self._chol
 
-# %% ../nbs/07a_second_stage.ipynb #d40493e8
+# %% ../nbs/07a_second_stage.ipynb #aea7c0db
 @method_of(WeightedKernelRidge, "query_matrix")
 def _wkr_query_matrix(self, X_query):
     "$M=\\frac1nK_{\\mathbf xX}S(\\lambda I+\\frac1nSKS)^{-1}S$ ($d\\times n$)."
     s = self.sqrt_rho_
     return (s[:, None] * linalg.cho_solve(self.chol_, s[:, None] * self.kernel(self.X_, X_query))).T / self.n_
 
+# %% ../nbs/07a_second_stage.ipynb #6a1d3a83
 @method_of(WeightedKernelRidge, "h")
 def _wkr_h(self, X_query, X, M=None):
     "Rows $h(x_k)=\\frac1\\lambda(K(\\mathbf x,x_k)-Mk_{x_k})$ (Corollary 2, sample form); shape (len(X), d)."
@@ -192,16 +198,18 @@ def _wkr_h(self, X_query, X, M=None):
     Kx = self.kernel(X, self.X_)                                        # (m, n)
     return (self.kernel(X, X_query) - Kx @ M.T) / self.lam
 
+# %% ../nbs/07a_second_stage.ipynb #decd6ed7
 @method_of(WeightedKernelRidge, "h_norm")
 def _wkr_h_norm(self, X_query, X, M=None): return np.linalg.norm(self.h(X_query, X, M), axis=1)
 
-# %% ../nbs/07a_second_stage.ipynb #91d511d0
+# %% ../nbs/07a_second_stage.ipynb #ffdf0e17
 @method_of(WeightedKernelRidge, "h_norm_bound")
 def _wkr_h_norm_bound(self, X_query) -> float:
     "Certified $\\sup_x\\lVert h(x)\\rVert_2\\le\\sqrt{K_0\\lambda_{\\max}(K_{\\mathbf x\\mathbf x})}/\\lambda$."
     lmax = float(np.linalg.eigvalsh(self.kernel(X_query, X_query))[-1])
     return math.sqrt(kernel_diag(self.q_, self.bandwidth) * max(lmax, 0)) / self.lam
 
+# %% ../nbs/07a_second_stage.ipynb #70c05f39
 @method_of(WeightedKernelRidge, "g_bound")
 def _wkr_g_bound(self) -> float:
     "Certified $\\sup_x|\\hat g(x)|\\le\\sqrt{K_0}\\lVert\\hat g\\rVert_{\\mathcal H}$."
@@ -325,13 +333,14 @@ def _sr_from_records(cls, X, phi, rho, *, learner, outcome_bounds, propensity_cl
     return cls(st, X, phi, rho, learner, outcome_bounds, propensity_clip, lam, bandwidth, x_bounds, epsilon, delta,
                claim, random_state, warn_training_queries)
 
-# %% ../nbs/07a_second_stage.ipynb #336c2cea
+# %% ../nbs/07a_second_stage.ipynb #e13be5b8
 @method_of(StageRelease, "constants", property)
 def _sr_constants(self) -> dict:
     "The public constants of `stage2_constants` for these parameters."
     return stage2_constants(self.learner, self.outcome_bounds, self.propensity_clip, lam=self.lam,
                             bandwidth=self.bandwidth, q=self.X.shape[1])
 
+# %% ../nbs/07a_second_stage.ipynb #e33793cc
 @method_of(StageRelease, "fit", property)
 def _sr_fit(self):
     "The certified `KernelRegression` the estimator fitted (rkhs)."
