@@ -7,8 +7,9 @@ Not collected by pytest (a timing depends on the machine and its load). Run:
 
 `--tree` measures another checkout of the library (its root is put first on PYTHONPATH); the default is the checkout
 this script lives in. The markdown table is written to `--out` (notebook 13 shows the stored one) and printed.
-The small jobs: 500 synthetic records, two covariates; `ate` with the default design (no covariate bounds: the fold
-ensemble) and `cate` at six public query points.
+The small jobs: 500 synthetic records, two covariates; `ate` with the default design without covariate bounds (the fold
+ensemble, whose default models load scikit-learn) and with them (DP nuisance models, no scikit-learn), and `cate` at
+six public query points.
 """
 import argparse, os, pathlib, platform, statistics, subprocess, sys, tempfile, time
 import numpy as np
@@ -36,6 +37,8 @@ def commands(data, query):
     return [("dp-causal --help", ["--help"]),
             ("dp-causal ate --help", ["ate", "--help"]),
             ("dp-causal ate (n = 500, fold design)", ["ate", str(data), *job, "--mu", "1", "--seed", "0"]),
+            ("dp-causal ate --x-bounds (n = 500, DP nuisance models)",
+             ["ate", str(data), *job, "--x-bounds", "0,1", "--epsilon", "4", "--delta", "1e-5", "--seed", "0"]),
             ("dp-causal cate --query (n = 500, 6 points)",
              ["cate", str(data), *job, "--x-bounds", "0,1", "--epsilon", "1", "--delta", "1e-5", "--query",
               str(query), "--seed", "0"])]
