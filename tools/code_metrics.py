@@ -47,7 +47,7 @@ LONG, WIDE = 120, 100
 _EXPORT = re.compile(r"^\s*#\|\s*exports?\s*$")
 _DIRECTIVE = re.compile(r"^\s*#\|")
 _MAGIC = re.compile(r"^\s*[%!?]")
-_HISTORY = re.compile(r"session|finding|issue [0-9]|review round|adversary_s[0-9]", re.I)
+_HISTORY = re.compile(r"session|finding|issue[ -]?[0-9]|review round|adversary_s[0-9]", re.I)
 _PITFALL = re.compile(r"\bP[0-9]{1,2}(?:\.[0-9]+)?\b")
 
 def rel(p): return Path(p).resolve().relative_to(ROOT).as_posix()
