@@ -74,9 +74,9 @@ def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds
     R = float(hi_y[0] - lo_y[0])   # C = R only: ν is scale-free
     split, shape = _rule_split(n, d, eps, dlt, split)
     nu = noise_index(n, eps, dlt, split)
-    p = dict(learner="r", propensity_clip=0.15, split=split, n_features=50, bandwidth=0.6, reference_seed=0, nu=nu)
+    p = dict(learner="r", propensity_clip=0.15, split=split, n_components=50, bandwidth=0.6, reference_seed=0, nu=nu)
     if not is_private(eps):
-        return p | dict(mode="function", nuisance="boosting", ate_share=0.0, lam=1e-5, n_features=200, bandwidth=0.5,
+        return p | dict(mode="function", nuisance="boosting", ate_share=0.0, lam=1e-5, n_components=200, bandwidth=0.5,
                         feature_map="rff" if d <= D_RFF_MAX else "affine")
     nu1 = gaussian_sigma(eps / 2, dlt / 2, 1.0) / int(n * (1 - split))
     p |= dict(nuisance="dp_linear_rff", lam_outcome=0.1, lam_propensity=float(np.clip(LAM_PROP * nu1 ** 2, 1e-3, 0.1)))

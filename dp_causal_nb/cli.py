@@ -655,7 +655,7 @@ def cate_estimator(args, job:JobData):
 def _stage(est) -> dict:
     "The fitted estimator's public description (its resolved public inputs), printed by `--query` and `--save`."
     num = lambda v: None if v is None else float(v)
-    return dict(final=est.final_, learner=est.learner, lam=num(est.lam_), propensity_clip=num(est.kappa_))
+    return dict(final=est.final_, learner=est.learner, lam=num(est.lam_), propensity_clip=num(est.propensity_clip_))
 
 # %% ../nbs/13_cli.ipynb #9298daab
 def run_cate(args) -> dict:
@@ -698,7 +698,7 @@ def _save_function(est, args, covs, bounds, schema=None) -> dict:
                 privacy=_privacy_label(info["epsilon"], info["delta"]))
     if schema is not None: info["schema"] = schema.to_dict()     # public: cate-eval encodes the points with it
     path = g.save(args.save)
-    return dict(saved=path, sha256=release_sha256(path), n_features=info["n_features"], bandwidth=info["bandwidth"],
+    return dict(saved=path, sha256=release_sha256(path), n_components=info["n_components"], bandwidth=info["bandwidth"],
                 noise_sd_point=sd)
 
 # %% ../nbs/13_cli.ipynb #a38050fd
@@ -796,7 +796,7 @@ def format_cate(r:dict) -> str:
     lvl = f"{100 * (1 - r['alpha']):g}%" if "alpha" in r else ""
     head = _cate_head(r)
     if "saved" in r:
-        return (f"{head}\n  wrote the shareable function to {r['saved']}: {r['n_features']} public random features, "
+        return (f"{head}\n  wrote the shareable function to {r['saved']}: {r['n_components']} public random features, "
                 f"noised coefficients, no training record (publishable)\n  privacy-noise sd at every point "
                 f"{r['noise_sd_point']:.4g}; evaluate it with: dp-causal cate-eval {r['saved']} --points POINTS.csv\n"
                 f"  SHA-256 {r['sha256']}: post it next to the file; readers check it with --expect-sha256")

@@ -10,11 +10,12 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['MAX_BOUND', 'MIN_WIDTH', 'PUBLIC_WARNINGS', 'quiet_data_warnings', 'PrivacyLeakWarning', 'BudgetError',
-           'DPDomainWarning', 'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta', 'check_random_state',
-           'reproducible_noise', 'use_reproducible_noise', 'carry_noise_policy', 'spawn_generators', 'check_array',
-           'check_consistent_length', 'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds',
-           'clean_cells', 'atomic_fit', 'method_of', 'PublicWarning', 'release_guard', 'bounded_predictions',
-           'EstimatorBase', 'ClassifierMixin', 'RegressorMixin', 'clone', 'check_is_fitted']
+           'DPDomainWarning', 'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta', 'check_choice', 'Choice',
+           'Range', 'Flag', 'Budget', 'check_public_inputs', 'check_random_state', 'reproducible_noise',
+           'use_reproducible_noise', 'carry_noise_policy', 'spawn_generators', 'check_array', 'check_consistent_length',
+           'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds', 'clean_cells', 'atomic_fit',
+           'method_of', 'PublicWarning', 'release_guard', 'bounded_predictions', 'EstimatorBase', 'ClassifierMixin',
+           'RegressorMixin', 'clone', 'check_is_fitted']
 
 # %% ../nbs/00_core.ipynb #087da181
 class PrivacyLeakWarning(RuntimeWarning):
@@ -75,6 +76,52 @@ def check_epsilon_delta(epsilon, delta=0.0, *, n:int|None=None, require_delta:bo
         warnings.warn(f"delta={dlt:g} >= 1/n={1.0/n:g}: such a delta allows publishing individual records; "
                       "choose delta much smaller than 1/n", PrivacyLeakWarning, stacklevel=2)
     return eps, dlt
+
+# %% ../nbs/00_core.ipynb #39af21bf
+def check_choice(value, name:str, choices):
+    "Validate that `value` (called `name` in errors) is one of `choices`; return it."
+    if isinstance(value, (list, dict, set, np.ndarray)) or value not in tuple(choices):
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+# %% ../nbs/00_core.ipynb #485dfee7
+class Choice(tuple):
+    "A public input taking one of the given values."
+    def __new__(cls, *values): return super().__new__(cls, values)
+    def check(self, value, name:str): return check_choice(value, name, self)
+
+# %% ../nbs/00_core.ipynb #a0ee9b95
+class Range:
+    "A public real input in an interval (`check_scalar`'s arguments); `optional=True` lets None through."
+    def __init__(self, *, optional:bool=False, **interval): self.optional, self.interval = optional, interval
+    def __repr__(self): return f"Range(optional={self.optional}, **{self.interval})"
+    def check(self, value, name:str):
+        if value is None and self.optional: return None
+        return check_scalar(value, name, **self.interval)
+
+# %% ../nbs/00_core.ipynb #7031a76e
+class Flag:
+    "A public True/False input."
+    def check(self, value, name:str) -> bool:
+        if not isinstance(value, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {value!r}")
+        return bool(value)
+
+# %% ../nbs/00_core.ipynb #c530fdff
+class Budget:
+    "The privacy budget (ε, δ): required (no default), ε = np.inf for a non-private fit; `check` returns (ε, δ)."
+    def __init__(self, *, require_delta:bool=False): self.require_delta = require_delta
+    def check(self, est, name:str="epsilon") -> tuple:
+        if est.epsilon is None:
+            raise ValueError(f"give a privacy budget: {type(est).__name__}(epsilon=..., delta=...) (epsilon=np.inf: "
+                             "non-private); there is no default budget")
+        return check_epsilon_delta(est.epsilon, est.delta, require_delta=self.require_delta)
+
+# %% ../nbs/00_core.ipynb #c0c88f90
+def check_public_inputs(est, table:dict) -> dict:
+    """Check `est`'s public inputs against `table` (name → `Choice`, `Range`, `Flag`, `Budget` or any object with
+    `check(value, name)`), in the table's order; return the checked values by name."""
+    return {name: spec.check(est, name) if isinstance(spec, Budget) else spec.check(getattr(est, name), name)
+            for name, spec in table.items()}
 
 # %% ../nbs/00_core.ipynb #22d02c57
 def check_random_state(random_state=None) -> np.random.Generator:

@@ -74,7 +74,7 @@ class OprescuDGP:
         X = np.atleast_2d(np.asarray(X, float))
         return self.cate(X) * np.asarray(a, float) + X @ self.gamma
 
-# %% ../nbs/05_datasets.ipynb #900df33f
+# %% ../nbs/05_datasets.ipynb #60425a57
 @method_of(OprescuDGP, "overlap", property)
 def _oprescu_overlap(self) -> float:
     "Best κ₀ with κ₀ ≤ π(x) ≤ 1-κ₀ on [0,1]^p: (1 - Σβ)/2, or 0 if positivity fails."
@@ -85,36 +85,31 @@ def _oprescu_x_bounds(self):
     "Public covariate bounds ([0]*p, [1]*p)."
     return (np.zeros(self.p), np.ones(self.p))
 
-@method_of(OprescuDGP, "y_bounds", property)
-def _oprescu_y_bounds(self):
+@method_of(OprescuDGP, "outcome_bounds", property)
+def _oprescu_outcome_bounds(self):
     """Tight public outcome bounds [min(0, min μ(·,1)) - 1, max(Σγ, max μ(·,1)) + 1], widened by 1e-9 (derived
     above)."""
     lo1, hi1 = _mu1_range(self.effect, self.gamma)
     return (float(min(0.0, lo1) - 1.0 - 1e-9), float(max(float(self.gamma.sum()), hi1) + 1.0 + 1e-9))
 
-# %% ../nbs/05_datasets.ipynb #05a7f0e7
+# %% ../nbs/05_datasets.ipynb #ed7075da
 @dataclass(repr=False)
 class CATEDataset:
     "A simulated sample with its ground truth. Holds (synthetic) individual records."
     X: np.ndarray           # covariates (n, p)
-    A: np.ndarray           # binary treatment (n,)
+    T: np.ndarray           # binary treatment (n,)
     Y: np.ndarray           # outcome (n,)
     tau: np.ndarray         # true CATE τ(X_i)
     propensity: np.ndarray  # true propensity π(X_i)
     mu0: np.ndarray         # true μ(X_i, 0)
     mu1: np.ndarray         # true μ(X_i, 1)
     x_bounds: tuple         # public covariate bounds (lower array, upper array)
-    y_bounds: tuple         # public outcome bounds (lo, hi), valid for the DGP
+    outcome_bounds: tuple   # public outcome bounds (lo, hi), valid for the DGP
     dgp: OprescuDGP         # the generating process (draw query sets with dgp.sample)
 
     def __len__(self): return len(self.Y)
 
-# %% ../nbs/05_datasets.ipynb #a56bfe71
-@method_of(CATEDataset, "T", property)
-def _cate_dataset_T(self):
-    "Alias of `A` (EconML naming)."
-    return self.A
-
+# %% ../nbs/05_datasets.ipynb #a15d60c0
 @method_of(CATEDataset, "m", property)
 def _cate_dataset_m(self):
     "True E[Y | X] = π μ₁ + (1-π) μ₀."
@@ -122,11 +117,11 @@ def _cate_dataset_m(self):
 
 @method_of(CATEDataset, "__repr__")
 def _cate_dataset_repr(self):
-    return (f"CATEDataset(n={len(self)}, p={self.X.shape[1]}, treated={self.A.mean():.2f}, "
-            f"y_bounds=({self.y_bounds[0]:.3f}, {self.y_bounds[1]:.3f}); holds synthetic records; "
+    return (f"CATEDataset(n={len(self)}, p={self.X.shape[1]}, treated={self.T.mean():.2f}, "
+            f"outcome_bounds=({self.outcome_bounds[0]:.3f}, {self.outcome_bounds[1]:.3f}); holds synthetic records; "
             f"dgp={self.dgp!r})")
 
-# %% ../nbs/05_datasets.ipynb #11d1389c
+# %% ../nbs/05_datasets.ipynb #d42c1174
 @method_of(OprescuDGP, "sample")
 def _oprescu_sample(self, n:int, random_state=None) -> "CATEDataset":
     "Draw `n` i.i.d. units (X, A, Y) with their ground truth."
@@ -137,8 +132,8 @@ def _oprescu_sample(self, n:int, random_state=None) -> "CATEDataset":
     A = (X @ self.beta >= eta).astype(int)
     tau = self.cate(X)
     Y = tau * A + X @ self.gamma + eps
-    return CATEDataset(X=X, A=A, Y=Y, tau=tau, propensity=self.propensity(X), mu0=self.mu(X, 0),
-                       mu1=self.mu(X, 1), x_bounds=self.x_bounds, y_bounds=self.y_bounds, dgp=self)
+    return CATEDataset(X=X, T=A, Y=Y, tau=tau, propensity=self.propensity(X), mu0=self.mu(X, 0),
+                       mu1=self.mu(X, 1), x_bounds=self.x_bounds, outcome_bounds=self.outcome_bounds, dgp=self)
 
 @method_of(OprescuDGP, "__repr__")
 def _oprescu_repr(self):
@@ -192,7 +187,7 @@ def dataset2(n:int=3000, *, support_size:int=5, overlap:float|None=0.1, random_s
 from scipy.special import expit as _expit
 from scipy.stats import norm as _norm
 
-# %% ../nbs/05_datasets.ipynb #5a1d6bbb
+# %% ../nbs/05_datasets.ipynb #ebb8960a
 @dataclass(repr=False)
 class ATEDataset:
     "A simulated sample for the DP-ATE experiments with its ground truth. Holds (synthetic) individual records."
@@ -206,10 +201,6 @@ class ATEDataset:
     n_folds: int             # the paper's number of folds K for this setting
     name: str = ""
 
-    @property
-    def A(self):
-        "Alias of `T` (the paper's notation)."
-        return self.T
     def __len__(self): return len(self.Y)
     def __iter__(self): return iter((self.X, self.T, self.Y, self.ate))
     def __repr__(self):
@@ -419,9 +410,9 @@ class NiuSetup:
         return (np.zeros(6), np.ones(6)) if self.name == "A" else (np.full(6, -3.0), np.full(6, 3.0))
     def __repr__(self): return f"NiuSetup({self.name!r})"
 
-# %% ../nbs/05_datasets.ipynb #f19a22e5
-@method_of(NiuSetup, "y_bounds", property)
-def _niu_y_bounds(self):
+# %% ../nbs/05_datasets.ipynb #a1c958f2
+@method_of(NiuSetup, "outcome_bounds", property)
+def _niu_outcome_bounds(self):
     "Public outcome bounds: 0.5% / 99.5% quantiles of Y under the DGP (2e5 draws, fixed public seed 0)."
     if not hasattr(self, "_yb"):
         r = np.random.default_rng(0)
@@ -440,10 +431,10 @@ def _niu_sample(self, n:int, random_state=None) -> CATEDataset:
     t = (r.uniform(size=len(x)) < e).astype(int)
     mu0 = self.b(x)
     y = mu0 + t * tau + r.standard_normal(len(x))
-    return CATEDataset(X=x, A=t, Y=y, tau=tau, propensity=e, mu0=mu0, mu1=mu0 + tau, x_bounds=self.x_bounds,
-                       y_bounds=self.y_bounds, dgp=self)
+    return CATEDataset(X=x, T=t, Y=y, tau=tau, propensity=e, mu0=mu0, mu1=mu0 + tau, x_bounds=self.x_bounds,
+                       outcome_bounds=self.outcome_bounds, dgp=self)
 
-# %% ../nbs/05_datasets.ipynb #6c4ad4a7
+# %% ../nbs/05_datasets.ipynb #520bf9d4
 def niu_setup(name:str, n:int, *, random_state=None) -> CATEDataset:
     "A sample of n records from Setup `name` ∈ {'A', ..., 'E'} of Niu et al. (2022)."
     return NiuSetup(name).sample(n, random_state)
@@ -451,7 +442,7 @@ def niu_setup(name:str, n:int, *, random_state=None) -> CATEDataset:
 def clip_report(ds) -> dict:
     "Fractions of a (synthetic) sample outside its public bounds: outcome, and any covariate (the clipping effect)."
     lo, hi = ds.x_bounds
-    ylo, yhi = ds.y_bounds
+    ylo, yhi = ds.outcome_bounds
     return dict(y_clipped=float(np.mean((ds.Y < ylo) | (ds.Y > yhi))),
                 x_clipped=float(np.mean(np.any((ds.X < lo) | (ds.X > hi), axis=1))))
 
@@ -503,18 +494,18 @@ def _mixed_mu(self, X, a) -> np.ndarray:
             + 0.4 * g[:, self.levels[0] + 2])
     return base + np.asarray(a, float) * self.cate(X)
 
-# %% ../nbs/05_datasets.ipynb #83d6aa80
+# %% ../nbs/05_datasets.ipynb #5876d5e0
 @method_of(MixedDGP, "x_bounds", property)
 def _mixed_x_bounds(self):
     "Public covariate bounds ([0]*p, [1]*p) (continuous in [0, 1]; binary and one-hot columns in {0, 1})."
     return (np.zeros(self.p), np.ones(self.p))
 
-@method_of(MixedDGP, "y_bounds", property)
-def _mixed_y_bounds(self):
+@method_of(MixedDGP, "outcome_bounds", property)
+def _mixed_outcome_bounds(self):
     "Public outcome bounds: μ(·,0) ∈ [1.2, 5.4], τ ∈ [−0.1, 3.3], noise in [−1, 1] ⇒ Y ∈ [0.1, 9.7] ⊂ [0, 10]."
     return (0.0, 10.0)
 
-# %% ../nbs/05_datasets.ipynb #0fed490f
+# %% ../nbs/05_datasets.ipynb #a9312c76
 @method_of(MixedDGP, "sample")
 def _mixed_sample(self, n:int, random_state=None) -> "CATEDataset":
     "Draw `n` i.i.d. units with their ground truth."
@@ -528,8 +519,8 @@ def _mixed_sample(self, n:int, random_state=None) -> "CATEDataset":
     A = (rng.uniform(size=n) < pi).astype(int)
     tau, m0 = self.cate(X), self.mu(X, 0)
     Y = m0 + A * tau + rng.uniform(-self.noise, self.noise, n)
-    return CATEDataset(X=X, A=A, Y=Y, tau=tau, propensity=pi, mu0=m0, mu1=m0 + tau,
-                       x_bounds=self.x_bounds, y_bounds=self.y_bounds, dgp=self)
+    return CATEDataset(X=X, T=A, Y=Y, tau=tau, propensity=pi, mu0=m0, mu1=m0 + tau,
+                       x_bounds=self.x_bounds, outcome_bounds=self.outcome_bounds, dgp=self)
 
 # %% ../nbs/05_datasets.ipynb #f90b879d
 def mixed_covariates(n:int=5000, *, random_state=None) -> CATEDataset:

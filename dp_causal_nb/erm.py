@@ -346,7 +346,7 @@ def _project_rows(Phi, R):
     return Phi * np.where(nrm > R, R / np.maximum(nrm, 1e-300), 1.0)[:, None]
 
 _BOUND_HELP = {"x_bounds": "x_bounds=(lower, upper) on the estimator or on its feature_map",
-               "y_bounds": "y_bounds=(lower, upper)",
+               "outcome_bounds": "outcome_bounds=(lower, upper)",
                "weight_bound": "weight_bound (a public upper bound on sample_weight)"}
 
 # %% ../nbs/04_dp_erm.ipynb #ceeb9a8a
@@ -420,7 +420,7 @@ def _dperm_missing_bounds(self, sample_weight) -> tuple:
     fm = StandardizeToBounds() if self.feature_map is None else self.feature_map
     missing = []
     if self.x_bounds is None and getattr(fm, "x_bounds", 0) is None: missing.append("x_bounds")
-    if "y_bounds" in self.get_params(deep=False) and self.y_bounds is None: missing.append("y_bounds")
+    if "outcome_bounds" in self.get_params(deep=False) and self.outcome_bounds is None: missing.append("outcome_bounds")
     if sample_weight is not None and self.weight_bound is None: missing.append("weight_bound")
     if not isinstance(self.allow_inferred_bounds, (bool, np.bool_)):
         raise TypeError(f"allow_inferred_bounds must be True or False, got {self.allow_inferred_bounds!r}")
@@ -625,12 +625,12 @@ def _dplogisticregression_predict(self, X): return (self.decision_function(X) > 
 class DPRidgeRegression(RegressorMixin, _DPERM):
     """(ε, δ)-DP ridge regression on a public feature map by output perturbation (replace-one neighbours).
 
-    The outcome is clipped (silently) to the public y_bounds=(a, b) and centred at c=(a+b)/2; with B=(b−a)/2
+    The outcome is clipped (silently) to the public outcome_bounds=(a, b) and centred at c=(a+b)/2; with B=(b−a)/2
     the minimiser of (1/n)Σ wᵢ ½(yᵢ−c−θᵀφ(xᵢ))² + (lam/2)‖θ‖² has l2 sensitivity 2·w_max·L·R/(n·lam) with
     L = B(1 + R√(w_max/lam)) (Theorem 1). δ>0: analytic Gaussian noise; δ=0: Gamma-norm noise. scikit-learn equivalent
     at epsilon=np.inf: c + Ridge(alpha=n·lam, fit_intercept=False) fitted to y−c on φ(X). Holds no training records.
 
-    Public bounds: y_bounds, x_bounds (here or on the feature map) and, with sample_weight, weight_bound must be
+    Public bounds: outcome_bounds, x_bounds (here or on the feature map) and, with sample_weight, weight_bound must be
     declared; otherwise fit raises ValueError before anything is charged. allow_inferred_bounds=True infers them from
     the data (PrivacyLeakWarning) and the model is then NOT DP: epsilon_spent_ = inf, the accountant (`accountant`, or
     the library-wide default) is charged (inf, 0), private_guarantee says "not DP".
@@ -641,7 +641,7 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
         Privacy budget of the fit (``epsilon=np.inf``: non-private).
     lam : float, default 1e-2
         Penalty of the library convention (1/n)Σ wᵢ ½(yᵢ − c − θᵀφ(xᵢ))² + (lam/2)‖θ‖².
-    y_bounds : (a, b)
+    outcome_bounds : (a, b)
         PUBLIC outcome bounds (required unless ``allow_inferred_bounds=True``).
     feature_map : public feature map (default `StandardizeToBounds`); x_bounds : PUBLIC covariate bounds.
     weight_bound : float, optional
@@ -657,23 +657,24 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
 
     Attributes
     ----------
-    coef_ : (k,) released coefficients; y_center_ : the public centre c of `y_bounds`.
+    coef_ : (k,) released coefficients; y_center_ : the public centre c of `outcome_bounds`.
     sensitivity_, noise_ : public calibration of the release; epsilon_spent_, delta_spent_ : the budget charged.
 
     Examples
     --------
     >>> from dp_causal_nb.accounting import PrivacyAccountant
     >>> rng = np.random.default_rng(0); X = rng.uniform(0, 1, (500, 2)); y = X[:, 0] + 0.1 * rng.normal(size=500)
-    >>> m = DPRidgeRegression(epsilon=1.0, y_bounds=(-1, 2), x_bounds=([0, 0], [1, 1]), accountant=PrivacyAccountant(),
+    >>> m = DPRidgeRegression(epsilon=1.0, outcome_bounds=(-1, 2), x_bounds=([0, 0], [1, 1]),
+    ...                       accountant=PrivacyAccountant(),
     ...                       random_state=0).fit(X, y)
     >>> m.predict(X[:3]).shape, m.epsilon_spent_
     ((3,), 1.0)
 
     A refit that fails (e.g. BudgetError) leaves the previously fitted state unchanged."""
-    def __init__(self, epsilon:float=1.0, delta:float=1e-5, lam:float=1e-2, y_bounds=None, feature_map=None,
+    def __init__(self, epsilon:float=1.0, delta:float=1e-5, lam:float=1e-2, outcome_bounds=None, feature_map=None,
                  x_bounds=None, weight_bound=None, method:str="output", accountant=None, label:str|None=None,
                  random_state=None, allow_inferred_bounds:bool=False):
-        self.epsilon, self.delta, self.lam, self.y_bounds = epsilon, delta, lam, y_bounds
+        self.epsilon, self.delta, self.lam, self.outcome_bounds = epsilon, delta, lam, outcome_bounds
         self.feature_map, self.x_bounds, self.weight_bound, self.method = feature_map, x_bounds, weight_bound, method
         self.accountant, self.label, self.random_state = accountant, label, random_state
         self.allow_inferred_bounds = allow_inferred_bounds
@@ -684,7 +685,7 @@ def _dpridgeregression_fit(self, X, y, sample_weight=None):
     if self.method != "output":
         raise ValueError(f"method must be 'output' for DPRidgeRegression (the squared loss has no global gradient "
                          f"bound, which objective perturbation needs), got {self.method!r}")
-    yb = None if self.y_bounds is None else check_bounds(self.y_bounds, "y_bounds")
+    yb = None if self.outcome_bounds is None else check_bounds(self.outcome_bounds, "outcome_bounds")
     inferred = self._missing_bounds(sample_weight)                              # before the data is read
     y = check_array(y, "y", ndim=1, finite=False)
     if yb is None: yb = infer_bounds(clean_cells(y, "y"), "y")      # only with allow_inferred_bounds=True

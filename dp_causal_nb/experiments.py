@@ -55,7 +55,7 @@ def _pehe_job(make, dataset, n, rep, child, epsilons, delta, calibrations, n_que
     q = ds.dgp.sample(n_queries, rng)
     # synthetic data: each cell charges its own unlimited ledger, created where the cell runs (a worker cannot charge
     # the caller's accountant: accounting refuses copies in other processes)
-    kw = dict(x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, delta=delta,
+    kw = dict(x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds, delta=delta,
               accountant=PrivacyAccountant()) | dpcate_kwargs
     base = dict(dataset=dataset, n=n, rep=rep, constant=float(np.std(q.tau)))
     seeds = iter(spawn_generators(rng, 1 + len(epsilons) * len(calibrations)))   # one stream per fit
@@ -126,17 +126,17 @@ def plot_pehe(rows, ax=None):
 # %% ../nbs/19_experiments.ipynb #ce1d4d35
 def _functional_run(dataset, run, ds, test, kw:dict, epsilons, modes, finite) -> list:
     "Rows of one run: the non-private fit, then per ε one fit per release mode (and one finite-query fit)."
-    est = DPCATE(epsilon=np.inf, **kw).fit(ds.Y, ds.A, X=ds.X)
+    est = DPCATE(epsilon=np.inf, **kw).fit(ds.Y, ds.T, X=ds.X)
     rows = [dict(dataset=dataset, run=run, epsilon=np.inf, method="non-private",
                  pehe=pehe(est.effect(test.X), test.tau))]
     for eps in epsilons:
         for mode in modes:          # one fit per release: each fitted DPCATE makes a single release
-            est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.A, X=ds.X)
+            est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.T, X=ds.X)
             f = est.release_function(noise=mode, random_state=run)
             rows.append(dict(dataset=dataset, run=run, epsilon=eps, method=f"functional ({mode})",
                              pehe=pehe(f(test.X), test.tau), r=f.noise_scale))
         if finite:
-            est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.A, X=ds.X)
+            est = DPCATE(epsilon=eps, **kw).fit(ds.Y, ds.T, X=ds.X)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 rows.append(dict(dataset=dataset, run=run, epsilon=eps, method="finite-query (global)",
@@ -155,7 +155,7 @@ def functional_pehe_experiment(dataset:str="Dataset 1", *, n:int=3000, epsilons=
     for run in range(n_runs):
         ds = make(n, random_state=1000 * random_state + run)
         test = ds.dgp.sample(n_test, random_state=10_000 + run)
-        kw = dict(final="kernel", learner="r", delta=delta, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
+        kw = dict(final="kernel", learner="r", delta=delta, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
                   propensity_clip=propensity_clip, lam=lam, bandwidth=bandwidth, random_state=run)
         rows.extend(_functional_run(dataset, run, ds, test, kw, epsilons, modes, finite))
     return rows

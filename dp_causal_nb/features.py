@@ -112,16 +112,16 @@ class ArmInteractionFeatures(EstimatorBase):
         return np.hstack([(1.0 - a) * F, a * F])
 
 # %% ../nbs/03b_features.ipynb #5d33c616
-def fourier_frequencies(n_features:int, q:int, bandwidth:float, *, random_state, order:str="rows") -> np.ndarray:
-    """Data-independent frequencies ω_j ~ N(0, I/h²), the rows of an (n_features, q) array (draw them from a PUBLIC
+def fourier_frequencies(n_components:int, q:int, bandwidth:float, *, random_state, order:str="rows") -> np.ndarray:
+    """Data-independent frequencies ω_j ~ N(0, I/h²), the rows of an (n_components, q) array (draw them from a PUBLIC
     seed); `order="columns"` fills the stream column by column (the layout of `RandomFourierFeatures`)."""
-    if not isinstance(n_features, numbers.Integral) or n_features < 1:
-        raise ValueError(f"n_features must be an integer >= 1, got {n_features!r}")
+    if not isinstance(n_components, numbers.Integral) or n_components < 1:
+        raise ValueError(f"n_components must be an integer >= 1, got {n_components!r}")
     if order not in ("rows", "columns"): raise ValueError(f"order must be one of ('rows', 'columns'), got {order!r}")
     h = check_bandwidth(bandwidth)
     rng = check_random_state(random_state)
-    if order == "rows": return rng.standard_normal((int(n_features), int(q))) / h
-    return (rng.standard_normal((int(q), int(n_features))) * (1.0 / h)).T
+    if order == "rows": return rng.standard_normal((int(n_components), int(q))) / h
+    return (rng.standard_normal((int(q), int(n_components))) * (1.0 / h)).T
 
 def fourier_features(X, omega) -> np.ndarray:
     "ψ₁(x) = [cos(ωᵀx), sin(ωᵀx)]/√D for the rows of X (‖ψ₁(x)‖ = 1 exactly)."

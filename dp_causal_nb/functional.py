@@ -578,8 +578,9 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     --------
     >>> from dp_causal_nb import cate, datasets, accounting
     >>> ds = datasets.dataset1(300, random_state=0)
-    >>> est = cate.DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, bandwidth=0.4,
-    ...                   lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    >>> est = cate.DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
+    ...                   bandwidth=0.4,
+    ...                   lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0).fit(ds.Y, ds.T, X=ds.X)
     >>> f = release_cate_function(est, random_state=1)
     >>> f(ds.X[:3]).shape
     (3,)
@@ -675,14 +676,16 @@ def _scf_evaluate(self, X, alpha:float=0.05) -> ClampedRelease:
     return clamp_to_feasible(self.raw(X), self.info["outcome_bounds"], ndtri(1 - a / 2) * sd)
 
 # %% ../nbs/10_functional.ipynb #dbfb9fcc
-def _shareable_plan(n:int, q:int, *, n_features, feature_seed, **kw) -> dict:
+def _shareable_plan(n:int, q:int, *, n_components, feature_seed, **kw) -> dict:
     "Public part of the RFF release: frequencies, Δ with the solver inflation, σ_AG, μ and the published info."
     plan = _functional_plan(n, q, noise="proof", **kw)
-    omega = fourier_frequencies(n_features, q, plan["bandwidth"], random_state=feature_seed)
+    omega = fourier_frequencies(n_components, q, plan["bandwidth"], random_state=feature_seed)
     D = plan["sensitivity"]                                          # bound on ||Δθ||₂ (Derivations 5, 6)
     sigma = _shared_sigma(plan["epsilon"], plan["delta"], D)
-    if sigma > 0: plan_gaussian(1.0, D / sigma, 2 * int(n_features))   # the coefficients' grid plan, before any charge
-    info = dict(epsilon=plan["epsilon"], delta=plan["delta"], sensitivity=D, sigma=sigma, n_features=int(n_features),
+    if sigma > 0: plan_gaussian(1.0, D / sigma,
+                                2 * int(n_components))   # the coefficients' grid plan, before any charge
+    info = dict(epsilon=plan["epsilon"], delta=plan["delta"], sensitivity=D, sigma=sigma,
+                n_components=int(n_components),
                 bandwidth=plan["bandwidth"], lam=plan["lam"], loss=repr(plan["loss"]),
                 solver_tol=plan["tol"]["tau"], solver_inflation=plan["extra"], n=n, weighted_lipschitz=plan["M"])
     return plan | dict(omega=omega, sigma=sigma, mu=D / sigma if sigma > 0 else np.inf, epsilon_charged=plan["epsilon"],
@@ -708,14 +711,14 @@ def _shareable_release(X, phi, weights, x_bounds, plan:dict, rng) -> SharedCATEF
 @release_guard()
 def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:float, x_bounds, epsilon:float,
                                delta:float, loss:LipschitzLoss, rho_max:float=1.0, weighted_lipschitz:float|None=None,
-                               n_features:int=200, feature_seed=0, solver_tol:float|None=None, accountant=None,
+                               n_components:int=200, feature_seed=0, solver_tol:float|None=None, accountant=None,
                                random_state=None) -> SharedCATEFunction:
     """Weighted RKHS regression on data-independent Fourier features + Gaussian mechanism on θ (Derivations 5, 6).
 
     Parameters
     ----------
     X, phi, weights, bandwidth, lam, x_bounds, epsilon, delta, loss, rho_max, weighted_lipschitz : as
-        `private_kernel_function`. n_features : number of random frequencies; feature_seed : their PUBLIC seed.
+        `private_kernel_function`. n_components : number of random frequencies; feature_seed : their PUBLIC seed.
 
     Returns
     -------
@@ -726,7 +729,7 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     >>> import numpy as np, dp_causal_nb.rkhs as rk, dp_causal_nb.accounting as ac
     >>> X = np.random.default_rng(0).uniform(0, 1, (50, 2)); y = np.sin(3 * X[:, 0])
     >>> g = release_shareable_function(X, y, bandwidth=0.5, lam=0.1, x_bounds=([0, 0], [1, 1]), epsilon=1.0, delta=1e-5,
-    ...     loss=rk.AbsoluteLoss(), n_features=50, accountant=ac.PrivacyAccountant(), random_state=0)
+    ...     loss=rk.AbsoluteLoss(), n_components=50, accountant=ac.PrivacyAccountant(), random_state=0)
     >>> g(np.array([[0.5, 0.5]])).shape
     (1,)
 
@@ -737,7 +740,7 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     and before any noise is drawn. Training inputs are clipped to `x_bounds`, weights to [0, rho_max]."""
     X, phi, n, xb = _clean_records(X, phi, weights, x_bounds)
     q = X.shape[1]
-    plan = _shareable_plan(n, q, n_features=n_features, feature_seed=feature_seed, bandwidth=bandwidth, lam=lam,
+    plan = _shareable_plan(n, q, n_components=n_components, feature_seed=feature_seed, bandwidth=bandwidth, lam=lam,
                            loss=loss, epsilon=epsilon, delta=delta, rho_max=rho_max,
                            weighted_lipschitz=weighted_lipschitz, solver_tol=solver_tol)
     check_random_state(random_state)                                       # validated before the charge
@@ -747,13 +750,13 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
 
 # %% ../nbs/10_functional.ipynb #44dc8aef
 @release_guard()
-def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0,
+def release_shareable_cate_function(est, *, n_components:int=200, feature_seed=0,
                                     random_state=None, progress:bool|None=None) -> SharedCATEFunction:
     """Shareable (publishable) release from a fitted DPCATE(final='kernel'), using its single second-stage release.
 
     Parameters
     ----------
-    est : a fitted DPCATE(final="kernel") or a `second_stage.StageRelease`. n_features, feature_seed : the public
+    est : a fitted DPCATE(final="kernel") or a `second_stage.StageRelease`. n_components, feature_seed : the public
         random features (a different model from the kernel stage, so it is fitted here on the records).
     random_state : noise stream (default: the estimator's). progress : a progress bar (None: from PROGRESS_MIN_N on).
 
@@ -765,14 +768,15 @@ def release_shareable_cate_function(est, *, n_features:int=200, feature_seed=0,
     --------
     >>> from dp_causal_nb import cate, datasets, accounting
     >>> ds = datasets.dataset1(300, random_state=0)
-    >>> est = cate.DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, bandwidth=0.4,
-    ...                   lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
-    >>> f = release_shareable_cate_function(est, n_features=50, random_state=1)
+    >>> est = cate.DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
+    ...                   bandwidth=0.4,
+    ...                   lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0).fit(ds.Y, ds.T, X=ds.X)
+    >>> f = release_shareable_cate_function(est, n_components=50, random_state=1)
     >>> f(ds.X[:3]).shape
     (3,)
     """
     rel, X, phi, rho, n, q, c = _dpcate_records(est)    # raises before any claim or noise
-    plan = _shareable_plan(n, q, n_features=n_features, feature_seed=feature_seed, bandwidth=rel.bandwidth,
+    plan = _shareable_plan(n, q, n_components=n_components, feature_seed=feature_seed, bandwidth=rel.bandwidth,
                            lam=rel.lam, loss=SquaredLoss(c["loss_range"]), epsilon=rel.epsilon, delta=rel.delta,
                            rho_max=c["rho_max"], weighted_lipschitz=c["weighted_lipschitz"])
     rel.claim("functional-shareable")
@@ -818,7 +822,7 @@ def _check_shared_info(path, info:dict, omega:np.ndarray):
     p = _stored_inputs(path, info, q)
     check_recomputed(path, "sensitivity", info.get("sensitivity"), p["D"] + p["inflation"], _SENSITIVITY_INPUTS)
     check_recomputed(path, "sigma", info.get("sigma"), p["sigma"], ("epsilon", "delta", "sensitivity"))
-    check_recomputed(path, "n_features", info.get("n_features"), omega.shape[0], ("omega",))
+    check_recomputed(path, "n_components", info.get("n_components"), omega.shape[0], ("omega",))
     if "noise_sd_point" in info:
         check_recomputed(path, "noise_sd_point", info["noise_sd_point"], _point_noise_sd(p["sigma"], q, p["bandwidth"]),
                          ("sigma", "bandwidth"))

@@ -43,12 +43,12 @@ def influence_function(stage, X_query, X, s) -> np.ndarray:
 # %% ../nbs/07b_ges.ipynb #b1893bf7
 def score_envelope(learner:str,
                    propensity,        # callable X -> π̂(x) (clipped to [κ, 1-κ] here)
-                   outcome,           # callable X -> (μ̂0(x), μ̂1(x)) (clipped to y_bounds here)
+                   outcome,           # callable X -> (μ̂0(x), μ̂1(x)) (clipped to outcome_bounds here)
                    g,                 # callable X -> ĝ(x), the fitted second stage
-                   y_bounds, propensity_clip:float):
+                   outcome_bounds, propensity_clip:float):
     "Return $x\\mapsto\\max_{a,y}|s(x,a,y)|$, exact over $a\\in\\{0,1\\}$ and $y$ (endpoints of the public range)."
     check_learner(learner)
-    lo, hi = (float(b[0]) for b in check_bounds(y_bounds, "y_bounds", 1))
+    lo, hi = (float(b[0]) for b in check_bounds(outcome_bounds, "outcome_bounds", 1))
     k = check_propensity_clip(propensity_clip)
     def env(X):
         X = np.atleast_2d(X)
@@ -103,7 +103,7 @@ def _polish(F, C, vals, lo, hi, n_local:int, maxiter:int):
     return best, x_star, n_evals
 
 # %% ../nbs/07b_ges.ipynb #f418223c
-def gross_error_sensitivity(stage, X_query, envelope, x_bounds, *, learner:str, y_bounds, propensity_clip:float,
+def gross_error_sensitivity(stage, X_query, envelope, x_bounds, *, learner:str, outcome_bounds, propensity_clip:float,
                             X_data=None, n_random:int=2000, n_local:int=8, maxiter:int=60, random_state=None
                            ) -> GESResult:
     """Sample GES $\\gamma(T,D)=\\sup_z\\lVert h(x)\\rVert\\,|s(z)|$: global search over `x_bounds` plus a certified
@@ -122,5 +122,5 @@ def gross_error_sensitivity(stage, X_query, envelope, x_bounds, *, learner:str, 
     best, x_star, n_polish = _polish(F, C, vals, lo, hi, n_local, maxiter)
     n_evals = len(C) + (0 if X_data is None else len(X_data)) + n_polish
     best = max(best, data_max)
-    bound = stage.h_norm_bound(X_query) * score_bound(learner, y_bounds, propensity_clip, stage.g_bound())
+    bound = stage.h_norm_bound(X_query) * score_bound(learner, outcome_bounds, propensity_clip, stage.g_bound())
     return GESResult(search=best, bound=float(bound), x_star=x_star, data_max=data_max, n_evals=n_evals)

@@ -14,7 +14,7 @@ __all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'lin_features', 'gram_statistics', 
            'adjusted_range', 'adjusted_outcomes', 'LinRelease', 'lin_estimate', 'lin_draw', 'lin_release',
            'DPLinAdjustment']
 
-# %% ../nbs/10c_dp_lin.ipynb #ab381655
+# %% ../nbs/10c_dp_lin.ipynb #18b38657
 from .core import (atomic_fit, check_array, check_binary_treatment, check_bounds, check_consistent_length,
                                check_epsilon_delta, check_scalar, clean_cells, is_private, release_guard,
                                method_of)
@@ -23,6 +23,7 @@ from .mechanisms import gdp_mu, gdp_sigma
 from .secure_noise import grid_release, noise_rng, plan_gaussian
 from .features import StandardizeToBounds
 from .dim import ConstantEffect, dim_estimate, dim_release
+from .summary import Summary
 from .second_stage import clamp_to_feasible
 
 # %% ../nbs/10c_dp_lin.ipynb #6d0318c8
@@ -283,17 +284,14 @@ def _lin_fit(self, Y, T, *, X=None):
         self.charged_to_, self._released = resolve_accountant(self.accountant), r["release"]
     return self
 
-# %% ../nbs/10c_dp_lin.ipynb #528f4922
+# %% ../nbs/10c_dp_lin.ipynb #cf64c043
 @method_of(DPLinAdjustment, "_interval")
 def _lin__interval(self, alpha:float) -> tuple:
     "The 1 − α interval, post-processing of the release (`effect_interval` of `ConstantEffect`)."
     return lin_estimate(self._released, 1 - alpha)["interval"]
 
 @method_of(DPLinAdjustment, "summary")
-def _lin_summary(self) -> str:
-    "The release in words."
+def _lin_summary(self) -> Summary:
+    "The release in words (`print`) and as a table (`to_frame()`)."
     if not hasattr(self, "ate_"): raise RuntimeError("fit the estimator first")
-    lo, hi = self.conf_int_
-    return (f"private regression-adjusted ATE (Lin): {self.ate_:.4g} ({100 * self.level_:g}% interval {lo:.4g} to "
-            f"{hi:.4g}; stderr {self.stderr_:.3g}, of which privacy noise sd {math.sqrt(self.noise_var_):.3g}); "
-            f"charged (ε, δ) = ({self.epsilon_spent_:g}, {self.delta_spent_:g})")
+    return self._summary("private regression-adjusted ATE (Lin)", self.level_, f"{math.sqrt(self.noise_var_):.3g}")

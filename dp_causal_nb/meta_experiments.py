@@ -39,10 +39,11 @@ def fit_meta(learner:str, ds, *, epsilon, delta=1e-5, kind="linear", random_stat
     "Fit one meta-learner on `ds` with its public bounds; `lam='rule'`: `module_lams` (public inputs only) per module."
     kw = {}
     if lam == "rule":
-        kw = module_lams(learner, len(ds.Y), epsilon, delta, ds.X.shape[1], ds.y_bounds, propensity_clip, kind=kind,
+        kw = module_lams(learner, len(ds.Y), epsilon, delta, ds.X.shape[1], ds.outcome_bounds, propensity_clip,
+                         kind=kind,
                          **({} if bias_weight is None else dict(bias_weight=bias_weight)))
     elif lam != "fixed": raise ValueError(f"lam must be 'fixed' or 'rule', got {lam!r}")
-    return LEARNERS[learner](outcome_bounds=ds.y_bounds, x_bounds=ds.x_bounds, epsilon=epsilon, delta=delta,
+    return LEARNERS[learner](outcome_bounds=ds.outcome_bounds, x_bounds=ds.x_bounds, epsilon=epsilon, delta=delta,
                              propensity_clip=propensity_clip, accountant=PrivacyAccountant(), random_state=random_state,
                              **base_learners(kind, **kw)).fit(ds.Y, ds.T, X=ds.X)
 
@@ -108,11 +109,11 @@ def lam_rule(sensitivity, epsilon:float, delta:float, d:int, scale:float, *, bia
 def _ridge_sens(n, B, wb=1.0):
     return lambda l: erm_sensitivity(n, l, lipschitz=ridge_lipschitz(B, l, 1.0, wb), norm_bound=1.0, weight_bound=wb)
 
-def module_lams(learner:str, n:int, epsilon:float, delta:float, p:int, y_bounds, propensity_clip:float, *,
+def module_lams(learner:str, n:int, epsilon:float, delta:float, p:int, outcome_bounds, propensity_clip:float, *,
                 kind:str="linear", n_components:int=20, bias_weight:float=BIAS_WEIGHT) -> dict:
     """λ of the outcome and final DP ridge modules of `learner` by `lam_rule` (public inputs only); keys of
     `base_learners`."""
-    R, k = float(y_bounds[1] - y_bounds[0]), propensity_clip
+    R, k = float(outcome_bounds[1] - outcome_bounds[0]), propensity_clip
     L = LEARNERS[learner]
     size = dict(zip(L._parts, split_sizes(n, L._default_split)))
     d_x = n_components if kind == "rff" else p + 1
@@ -138,7 +139,7 @@ def _rep_mses(setup, n, eps, rs, learners, xt, lam) -> dict:
     out = {l: np.mean((fit_meta(l, ds, epsilon=eps, kind="rff", random_state=sf, lam=lam).effect(xt.X) - xt.tau) ** 2)
            for l in learners}
     for lr in ("dr", "r"):
-        m = DPCATE(learner=lr, epsilon=eps, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
+        m = DPCATE(learner=lr, epsilon=eps, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
                    accountant=PrivacyAccountant(), random_state=sf,
                    out_of_bounds="clip").fit(ds.Y, ds.T, X=ds.X)
         out[f"DPCATE-{lr}"] = np.mean((m.effect(xt.X) - xt.tau) ** 2)

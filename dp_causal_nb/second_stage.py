@@ -216,15 +216,15 @@ def _wkr_g_bound(self) -> float:
     return math.sqrt(kernel_diag(self.q_, self.bandwidth)) * self.rkhs_norm_
 
 # %% ../nbs/07a_second_stage.ipynb #18c5c58b
-def stage2_constants(learner, y_bounds, propensity_clip, *, lam, bandwidth, q) -> dict:
+def stage2_constants(learner, outcome_bounds, propensity_clip, *, lam, bandwidth, q) -> dict:
     """Public B_φ, ρ_max, sup|ρφ|, E = sup ρφ², G = sup|ĝ|, M (weighted Lipschitz) and the squared-loss range B
     (Derivation 2)."""
     check_learner(learner)
-    tb = target_bounds(learner, y_bounds, propensity_clip)
+    tb = target_bounds(learner, outcome_bounds, propensity_clip)
     Bphi = float(max(abs(tb["phi"][0]), abs(tb["phi"][1])))
     rho_max = float(tb["rho"][1])
     rphi = float(max(abs(tb["rho_phi"][0]), abs(tb["rho_phi"][1])))
-    lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+    lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1)
     R = float(hi[0] - lo[0])
     E = R * R if learner == "r" else rho_max * Bphi ** 2
     lk = log_kernel_diag(q, bandwidth)
@@ -249,21 +249,21 @@ def check_stage2_records(phi, rho, c:dict):
                          + " violated; clip Y and the nuisances first. Nothing claimed, no noise drawn")
 
 # %% ../nbs/07a_second_stage.ipynb #2de9ee7c
-def ridge_parameter_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, norm_bound:float,
+def ridge_parameter_sensitivity(learner:str, outcome_bounds, propensity_clip:float, lam:float, norm_bound:float,
                                 n:int, theta_radius:float|None=None, phi_clip:float|None=None) -> float:
     """Worst-case replace-one l2 sensitivity of the weighted-ridge parameter, $2B_fS/(\\lambda n)$,
     $G=B_f\\min(\\Theta,\\sqrt{J_0/\\lambda})$; `phi_clip`: DR targets clipped to ±C (notebook 06)."""
-    r = phi_energy_bound(learner, y_bounds, propensity_clip, phi_clip) / math.sqrt(lam)
+    r = phi_energy_bound(learner, outcome_bounds, propensity_clip, phi_clip) / math.sqrt(lam)
     if theta_radius is not None: r = min(r, float(theta_radius))
     G = norm_bound * r
-    return 2.0 * norm_bound * score_bound(learner, y_bounds, propensity_clip, G, phi_clip=phi_clip) / (lam * n)
+    return 2.0 * norm_bound * score_bound(learner, outcome_bounds, propensity_clip, G, phi_clip=phi_clip) / (lam * n)
 
 # %% ../nbs/07a_second_stage.ipynb #b85c2133
-def kernel_rkhs_sensitivity(learner:str, y_bounds, propensity_clip:float, lam:float, q:int, bandwidth:float,
+def kernel_rkhs_sensitivity(learner:str, outcome_bounds, propensity_clip:float, lam:float, q:int, bandwidth:float,
                             n:int) -> float:
     """Worst-case replace-one RKHS-norm sensitivity of weighted kernel ridge, $2\\sqrt{K_0}S/(\\lambda n)$ = Lemma 1 at
     M = 2S."""
-    c = stage2_constants(learner, y_bounds, propensity_clip, lam=lam, bandwidth=bandwidth, q=q)
+    c = stage2_constants(learner, outcome_bounds, propensity_clip, lam=lam, bandwidth=bandwidth, q=q)
     return rkhs_sensitivity(lipschitz=c["weighted_lipschitz"], lam=lam, n=n, bandwidth=bandwidth, q=q)
 
 # %% ../nbs/07a_second_stage.ipynb #37bc2e0a

@@ -60,13 +60,13 @@ def _r_targets(y, a, p, mu0, mu1, m):
         return (y - np.where(a == 1, mu1, mu0)) / (a - p) + mu1 - mu0, (a - p) ** 2
     return (y - m) / (a - p), (a - p) ** 2
 
-# %% ../nbs/06_targets.ipynb #323b9dce
-def orthogonal_targets(Y, A, *, pi, mu0=None, mu1=None, m=None, learner="r"):
+# %% ../nbs/06_targets.ipynb #721d2c8c
+def orthogonal_targets(Y, T, *, pi, mu0=None, mu1=None, m=None, learner="r"):
     "Pseudo-outcomes φ and weights ρ of the orthogonal risk Σ ρᵢ(φᵢ − g(Xᵢ))²; R-learner: give `m` or (`mu0`, `mu1`)."
     w = _weight_function(learner)
-    y, a, p = check_array(Y, "Y", ndim=1), check_binary_treatment(A, "A"), _check_pi(pi)
+    y, a, p = check_array(Y, "Y", ndim=1), check_binary_treatment(T, "T"), _check_pi(pi)
     mu0, mu1, m = _opt(mu0, "mu0"), _opt(mu1, "mu1"), _opt(m, "m")
-    check_consistent_length(Y=y, A=a, pi=p, mu0=mu0, mu1=mu1, m=m)
+    check_consistent_length(Y=y, T=a, pi=p, mu0=mu0, mu1=mu1, m=m)
     if (mu0 is None) != (mu1 is None): raise ValueError("give both mu0 and mu1 (or neither)")
     if w is R_WEIGHT: return _r_targets(y, a, p, mu0, mu1, m)
     if m is not None:
@@ -78,12 +78,12 @@ def orthogonal_targets(Y, A, *, pi, mu0=None, mu1=None, m=None, learner="r"):
     rho = orthogonal_weights(a, p, w)
     return w.lam(p) / rho * (a - p) / (p * (1 - p)) * resid + mu1 - mu0, rho
 
-# %% ../nbs/06_targets.ipynb #d1889ea6
-def orthogonal_weights(A, pi, learner="r") -> np.ndarray:
+# %% ../nbs/06_targets.ipynb #ea2f220c
+def orthogonal_weights(T, pi, learner="r") -> np.ndarray:
     "Second-stage weights ρ(a, π) = (a−π)λ′(π) + λ(π): (a−π)² for 'r', 1 for 'dr'."
     w = _weight_function(learner)
-    a, p = check_binary_treatment(A, "A"), _check_pi(pi)
-    check_consistent_length(A=a, pi=p)
+    a, p = check_binary_treatment(T, "T"), _check_pi(pi)
+    check_consistent_length(T=a, pi=p)
     if w is R_WEIGHT: return (a - p) ** 2
     if w is DR_WEIGHT: return np.ones_like(p)
     rho = np.asarray((a - p) * w.dlam(p) + w.lam(p), float)
@@ -92,10 +92,10 @@ def orthogonal_weights(A, pi, learner="r") -> np.ndarray:
                          "second-stage risk is then not convex. It needs λ > 0 and -λ/(1-π) < λ′ < λ/π")
     return rho
 
-# %% ../nbs/06_targets.ipynb #a4263902
-def pseudo_outcomes(Y, A, pi, mu0=None, mu1=None, *, m=None, learner="r") -> np.ndarray:
+# %% ../nbs/06_targets.ipynb #290bc576
+def pseudo_outcomes(Y, T, pi, mu0=None, mu1=None, *, m=None, learner="r") -> np.ndarray:
     "Pseudo-outcomes φ (see `orthogonal_targets`, of which this is the first output)."
-    return orthogonal_targets(Y, A, pi=pi, mu0=mu0, mu1=mu1, m=m, learner=learner)[0]
+    return orthogonal_targets(Y, T, pi=pi, mu0=mu0, mu1=mu1, m=m, learner=learner)[0]
 
 # %% ../nbs/06_targets.ipynb #a2d7b595
 def check_propensity_clip(propensity_clip) -> float:
@@ -105,14 +105,14 @@ def check_propensity_clip(propensity_clip) -> float:
         raise ValueError(f"propensity_clip must lie in (0, 0.5) (the open interval), got {k!r}")
     return float(k)
 
-# %% ../nbs/06_targets.ipynb #3265fc5e
-def target_bounds(learner, y_bounds, propensity_clip) -> dict:
-    "Tight worst-case bounds on φ, ρ, ρφ and τ̂ = μ̂₁−μ̂₀ when Y, μ̂ ∈ y_bounds and π̂ ∈ [κ, 1−κ] (Derivation 4)."
+# %% ../nbs/06_targets.ipynb #90b6ceae
+def target_bounds(learner, outcome_bounds, propensity_clip) -> dict:
+    "Tight worst-case bounds on φ, ρ, ρφ and τ̂ = μ̂₁−μ̂₀ when Y, μ̂ ∈ outcome_bounds and π̂ ∈ [κ, 1−κ] (Derivation 4)."
     w = _weight_function(learner)
     if w not in (R_WEIGHT, DR_WEIGHT):
         raise NotImplementedError("target_bounds is derived for learner='r' and 'dr' only; derive a bound for a "
                                   "custom weight function yourself (it must be a worst case over the box)")
-    lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+    lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1)
     R = float(hi[0] - lo[0])
     k = check_propensity_clip(propensity_clip)
     B = R / k
@@ -138,10 +138,10 @@ def _clip_predictions(v, lo, hi, name, warn_fraction):
                       "publish)", DPDomainWarning, stacklevel=3)
     return np.clip(v, lo, hi)
 
-# %% ../nbs/06_targets.ipynb #4f532ad6
-def clip_nuisances(pi=None, mu0=None, mu1=None, m=None, *, y_bounds=None, propensity_clip=None,
+# %% ../nbs/06_targets.ipynb #7288b4b4
+def clip_nuisances(pi=None, mu0=None, mu1=None, m=None, *, outcome_bounds=None, propensity_clip=None,
                    warn_fraction:float|None=None) -> Nuisances:
-    "Clip π̂ to [κ, 1−κ] and μ̂₀, μ̂₁, m̂ to `y_bounds`: silent (opt-in curator diagnostic: `warn_fraction`)."
+    "Clip π̂ to [κ, 1−κ] and μ̂₀, μ̂₁, m̂ to `outcome_bounds`: silent (opt-in curator diagnostic: `warn_fraction`)."
     if warn_fraction is not None:
         warn_fraction = check_scalar(warn_fraction, "warn_fraction", low=0, high=1, high_inclusive=True)
     if pi is not None:
@@ -154,7 +154,7 @@ def clip_nuisances(pi=None, mu0=None, mu1=None, m=None, *, y_bounds=None, propen
         pi = _clip_predictions(pi, k, 1 - k, "pi", warn_fraction)
     mus = dict(mu0=mu0, mu1=mu1, m=m)
     if any(v is not None for v in mus.values()):
-        lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+        lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1)
         mus = {k_: None if v is None else _clip_predictions(check_array(v, k_, ndim=1), float(lo[0]), float(hi[0]),
                                                          k_, warn_fraction)
                for k_, v in mus.items()}
@@ -168,20 +168,20 @@ def check_learner(learner) -> str:
     if learner not in LEARNERS: raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
     return learner
 
-# %% ../nbs/06_targets.ipynb #851d2926
-def orthogonal_score(learner:str, A, Y, pi, mu0, mu1, g):
+# %% ../nbs/06_targets.ipynb #c2091601
+def orthogonal_score(learner:str, T, Y, pi, mu0, mu1, g):
     "The score $s=\\rho(a,\\pi)(\\phi-g)$ in product form (finite even where $\\phi$ is large)."
     check_learner(learner)
-    A, Y, pi, mu0, mu1, g = (np.asarray(v, dtype=float) for v in (A, Y, pi, mu0, mu1, g))
-    mua, r = np.where(A == 1, mu1, mu0), A - pi
+    T, Y, pi, mu0, mu1, g = (np.asarray(v, dtype=float) for v in (T, Y, pi, mu0, mu1, g))
+    mua, r = np.where(T == 1, mu1, mu0), T - pi
     if learner == "r": return r * (Y - mua) + r ** 2 * (mu1 - mu0 - g)
     return r * (Y - mua) / (pi * (1 - pi)) + mu1 - mu0 - g
 
-# %% ../nbs/06_targets.ipynb #e3b10f6a
-def phi_energy_bound(learner:str, y_bounds, propensity_clip:float, phi_clip:float|None=None) -> float:
+# %% ../nbs/06_targets.ipynb #b7eaa313
+def phi_energy_bound(learner:str, outcome_bounds, propensity_clip:float, phi_clip:float|None=None) -> float:
     """$\\sqrt{\\sup_z\\rho\\phi^2}$: R-learner $R$ (as $\\rho\\phi^2=(y-m(x))^2$), DR-learner $R/\\kappa$, or
     $\\min(R/\\kappa, C)$ with `phi_clip=C`."""
-    lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+    lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1)
     R = float(hi[0] - lo[0])
     k = check_propensity_clip(propensity_clip)
     check_learner(learner)
@@ -190,9 +190,9 @@ def phi_energy_bound(learner:str, y_bounds, propensity_clip:float, phi_clip:floa
         return min(R / k, check_scalar(phi_clip, "phi_clip", low=0))
     return R if learner == "r" else R / k
 
-# %% ../nbs/06_targets.ipynb #8bce1364
+# %% ../nbs/06_targets.ipynb #09865a00
 def score_bound(learner:str,          # "r" or "dr"
-                y_bounds,             # public (lo, hi) outcome range; Y and μ̂ are clipped to it
+                outcome_bounds,             # public (lo, hi) outcome range; Y and μ̂ are clipped to it
                 propensity_clip:float,# κ: π̂ is clipped to [κ, 1-κ]
                 g_bound:float,        # a bound on sup_x |ĝ(x)|
                 phi_clip:float|None=None, # DR only: public level C the pseudo-outcomes were clipped to (see above)
@@ -200,7 +200,7 @@ def score_bound(learner:str,          # "r" or "dr"
     "Certified $\\sup_z|s(z)|$ from public bounds (see above)."
     G = check_scalar(g_bound, "g_bound", low=0, low_inclusive=True)
     if learner == "r" and phi_clip is None:
-        lo, hi = check_bounds(y_bounds, "y_bounds", 1)
+        lo, hi = check_bounds(outcome_bounds, "outcome_bounds", 1)
         k = check_propensity_clip(propensity_clip)
         return (1 - k) * (float(hi[0] - lo[0]) + (1 - k) * G)
-    return phi_energy_bound(learner, y_bounds, propensity_clip, phi_clip) + G
+    return phi_energy_bound(learner, outcome_bounds, propensity_clip, phi_clip) + G

@@ -230,12 +230,12 @@ class BalancingWeights(BaseEstimator):
     10.0
     """
     def __init__(self, method:str="entropy", *, x_bounds=None, propensity_clip:float=0.05, propensity_lam:float=1.0,
-                 weight_cap:float=20.0, ridge:float=1.0, n_components:int=50, bandwidth=1.0, kernel_seed:int=0,
+                 weight_cap:float=20.0, ridge:float=1.0, n_components:int=50, bandwidth=1.0, feature_seed:int=0,
                  allow_inferred_bounds:bool=False):
         self.method, self.x_bounds = method, x_bounds
         self.propensity_clip, self.propensity_lam = propensity_clip, propensity_lam
         self.weight_cap, self.ridge, self.n_components, self.bandwidth = weight_cap, ridge, n_components, bandwidth
-        self.kernel_seed, self.allow_inferred_bounds = kernel_seed, allow_inferred_bounds
+        self.feature_seed, self.allow_inferred_bounds = feature_seed, allow_inferred_bounds
 
     @release_guard()
     def compute(self, T, X, propensity=None):
@@ -310,7 +310,7 @@ def _balancing_weights__solve(self, T, X, n, xb, h, propensity):
         w = entropy_balancing_weights(T, StandardizeToBounds(xb, bias=False).transform(X),
                                       weight_cap=self.weight_cap, ridge=self.ridge)
         return w, entropy_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
-    Psi = RandomFourierFeatures(self.n_components, h, x_bounds=xb, random_state=self.kernel_seed).transform(X)
+    Psi = RandomFourierFeatures(self.n_components, h, x_bounds=xb, random_state=self.feature_seed).transform(X)
     w = mmd_weights(T, Psi, weight_cap=self.weight_cap, ridge=self.ridge)
     return w, mmd_certificate(n, weight_cap=self.weight_cap, ridge=self.ridge)
 

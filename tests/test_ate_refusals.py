@@ -54,7 +54,7 @@ def test_fold_design_refuses_dp_nuisance_models():
     warn with per-fold counts; it is refused before any charge, warning nothing."""
     Y, T, X = _data(400)
     acc = PrivacyAccountant()
-    dp_model = DPRidgeRegression(epsilon=1.0, delta=0.02, y_bounds=(-3, 3), x_bounds=(0, 1))
+    dp_model = DPRidgeRegression(epsilon=1.0, delta=0.02, outcome_bounds=(-3, 3), x_bounds=(0, 1))
     with warnings.catch_warnings(record=True) as got, pytest.raises(ValueError, match="fold design fits non-private"):
         warnings.simplefilter("always")
         DPATE(epsilon=1.0, delta=1e-6, outcome_bounds=(-3, 3), design="fold", outcome_model=dp_model,

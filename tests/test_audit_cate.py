@@ -78,7 +78,7 @@ def test_exact_calibrations_near_tight(calibration):
     print(f"{calibration}: ε lower bound {res.epsilon_lower:.3f} (claimed {EPS}); negative control {res_bad.epsilon_lower:.3f}")
 
 
-# ---------- second stage: a neighbour with Y outside y_bounds (clipped before the split) ----------
+# ---------- second stage: a neighbour with Y outside outcome_bounds (clipped before the split) ----------
 @pytest.mark.parametrize("final", ["ridge", "kernel"])
 def test_y_outside_bounds_neighbour(final):
     cal = "global"
@@ -109,13 +109,13 @@ def test_kernel_effect_sensitivity_includes_solver_error():
     from dp_causal_nb.second_stage import kernel_rkhs_sensitivity
     ds = dataset1(600, random_state=0)
     kw = dict(final="kernel", learner="dr", lam=1.0, epsilon=EPS, delta=DELTA, x_bounds=ds.x_bounds,
-              outcome_bounds=ds.y_bounds, random_state=0, accountant=PrivacyAccountant())
-    fit = lambda: DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X)
+              outcome_bounds=ds.outcome_bounds, random_state=0, accountant=PrivacyAccountant())
+    fit = lambda: DPCATE(**kw).fit(ds.Y, ds.T, X=ds.X)
     one, many = ds.X[:1], ds.X[:5]                       # K(x, x) = 1: at one query the sensitivity is Δ_H itself
     e = fit(); e.effect(one)
     functional = fit().release_function(random_state=0).info["scales"]["sensitivity"]
     assert e.release_info_["sensitivity"] == pytest.approx(functional, rel=1e-12)
-    lemma = kernel_rkhs_sensitivity("dr", ds.y_bounds, e.kappa_, 1.0, 2, e.bandwidth_, e.n_stage2_)
+    lemma = kernel_rkhs_sensitivity("dr", ds.outcome_bounds, e.propensity_clip_, 1.0, 2, e.bandwidth_, e.n_stage2_)
     assert e.release_info_["sensitivity"] == pytest.approx(1.02 * lemma, rel=1e-12)    # (1 + f)Δ_H, f = 0.02
     e5 = fit(); e5.effect(many)
     lmax = np.linalg.eigvalsh(gaussian_kernel(many, many, e5.bandwidth_))[-1]
@@ -132,7 +132,7 @@ class _Const1(BaseEstimator):                    # public base map f(x) = 1, ||f
 
 def test_outcome_model_arm_flip_in_nuisance_half():
     n = 40; X = np.random.default_rng(0).uniform(0, 1, (n, 2)); A = (np.arange(n) % 2).astype(float)
-    om = DPRidgeRegression(lam=100.0, feature_map=_Const1(), y_bounds=YB)   # intercept per arm: Φ(x,a) = [1-a, a]
+    om = DPRidgeRegression(lam=100.0, feature_map=_Const1(), outcome_bounds=YB)   # intercept per arm: Φ(x,a) = [1-a, a]
     fit = lambda eps, AA, YY: fit_dpcate(X, AA, YY, epsilon=eps, outcome_model=om)
     i1 = fit(EPS, A, np.zeros(n)).split_[0]; j = [k for k in i1 if A[k] == 0][0]
     Y = np.full(n, -1.0); Y[j] = 1.0                 # arm 0 loses a record far from its mean, arm 1 gains it
@@ -147,7 +147,7 @@ def test_outcome_model_arm_flip_in_nuisance_half():
     ratio = np.linalg.norm(f1 - f0) / m0.sensitivity_
     print(f"arm flip: observed/sensitivity = {ratio:.4f}, change per arm = {np.abs(f1 - f0)}")
     assert np.all(np.abs(f1 - f0) > 0) and ratio <= 1.0          # both arms' blocks move, within ONE sensitivity
-    assert e0.budget_["nuisance"] == pytest.approx((EPS, DELTA))
+    assert e0.spent_by_stage_["nuisance"] == pytest.approx((EPS, DELTA))
     res, res_bad = _audit_pair(f0, f1, m0.noise_.scale, EPS / 2, DELTA / 2, seed=4)
     print(f"arm flip: ε lower bound {res.epsilon_lower:.3f} (claimed {EPS / 2}); negative control {res_bad.epsilon_lower:.3f}")
 
@@ -179,7 +179,7 @@ def test_ges_many_query_scale_leak():
             e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB, out_of_bounds="clip", random_state=7, **_ges_kw()).fit(Y, A, X=X)
             e.effect(Xq)
         assert [x.category for x in w] == [PrivacyLeakWarning] * 2          # fit and effect, on any data
-        assert e.release_info_["dp"] is False and e.budget_["second_stage"] == (np.inf, 0.0)
+        assert e.release_info_["dp"] is False and e.spent_by_stage_["second_stage"] == (np.inf, 0.0)
         return e, e.stage_.predict(Xq), e.release_info_["sigma"]
     e0, f0, r0 = rel(X, A, Y); i = e0.split_[1][0]
     X1, A1, Y1 = X.copy(), A.copy(), Y.copy(); X1[i], A1[i], Y1[i] = [1.0, 1.0], 1.0, -1.0
@@ -242,7 +242,7 @@ def test_clipped_neighbour_behaves_like_in_domain_one(calibration):
             warnings.simplefilter("always")
             e = DPCATE(epsilon=EPS, delta=DELTA, x_bounds=XB, outcome_bounds=YB, out_of_bounds="clip", calibration=calibration, random_state=7)
             e.fit(Y, A, X=X); e.effect(XQ)
-        return [str(x.message) for x in w], e.release_info_, e.budget_
+        return [str(x.message) for x in w], e.release_info_, e.spent_by_stage_
     i = fit_dpcate(X, A, Y).split_[1][0]
     X1, Y1 = X.copy(), Y.copy(); X1[i], Y1[i] = [-3.0, 7.0], 1e6
     a, b = observe(X, Y), observe(X1, Y1)

@@ -55,12 +55,12 @@ def test_estimator_statistics_move_within_sensitivity(final, monkeypatch):
     monkeypatch.setattr(cate, "release_statistics", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = DPCATE(final=final, epsilon=EPS, delta=DELTA, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
-                     accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
+        est = DPCATE(final=final, epsilon=EPS, delta=DELTA, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
+                     accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.T, X=ds.X)
     v0, w, n = seen[-1]
     i2 = est.split_[1]
-    X2, A2, Y2 = ds.X[i2].copy(), ds.A[i2].astype(float), ds.Y[i2].copy()
-    lo_y, hi_y = ds.y_bounds
+    X2, A2, Y2 = ds.X[i2].copy(), ds.T[i2].astype(float), ds.Y[i2].copy()
+    lo_y, hi_y = ds.outcome_bounds
     worst = 0.0
     for x, a, y in [(ds.x_bounds[0], 1.0, hi_y), (ds.x_bounds[1], 0.0, hi_y), (ds.x_bounds[0], 0.0, lo_y),
                     (ds.x_bounds[1], 1.0, lo_y), (ds.x_bounds[1], 1.0, hi_y)]:

@@ -184,7 +184,7 @@ def test_refit_budget_error_keeps_state(kind):
     X, y = _logit_data()
     acc = PrivacyAccountant(epsilon=1.0, delta=1e-5)
     if kind == "ridge":
-        m = DPRidgeRegression(epsilon=0.6, delta=1e-6, x_bounds=(-1, 1), y_bounds=(0, 1), accountant=acc, random_state=0)
+        m = DPRidgeRegression(epsilon=0.6, delta=1e-6, x_bounds=(-1, 1), outcome_bounds=(0, 1), accountant=acc, random_state=0)
     else:
         m = DPLogisticRegression(epsilon=0.6, delta=1e-6, method=kind.split("-")[1], x_bounds=(-1, 1), accountant=acc, random_state=0)
     m.fit(X, y)
@@ -247,9 +247,9 @@ def test_default_path_refuses_both_pairs():
         with pytest.raises(ValueError, match=r"declare x_bounds=\(lower, upper\)"):
             DPLogisticRegression(epsilon=1.0).fit(*D)
     for D in ridge_pair():
-        with pytest.raises(ValueError, match=r"x_bounds=.* and y_bounds=\(lower, upper\)"):
+        with pytest.raises(ValueError, match=r"x_bounds=.* and outcome_bounds=\(lower, upper\)"):
             DPRidgeRegression(epsilon=1.0, delta=1e-5).fit(*D)
-        with pytest.raises(ValueError, match=r"declare y_bounds"):
+        with pytest.raises(ValueError, match=r"declare outcome_bounds"):
             DPRidgeRegression(epsilon=1.0, delta=1e-5, x_bounds=(0, 1)).fit(*D)
     with pytest.raises(ValueError, match=r"declare weight_bound"):
         DPLogisticRegression(x_bounds=(0, 1)).fit(*logistic_pair()[0], sample_weight=np.ones(N_PAIR))
@@ -319,7 +319,7 @@ def test_inferred_bounds_audit_logistic():
 @pytest.mark.parametrize("declared", [True, False])
 def test_ridge_pair_audit(declared):
     D0, D1 = ridge_pair()
-    kw = dict(x_bounds=(0, 1), y_bounds=(0, 1)) if declared else dict(allow_inferred_bounds=True)
+    kw = dict(x_bounds=(0, 1), outcome_bounds=(0, 1)) if declared else dict(allow_inferred_bounds=True)
     res = audit_mechanism(ridge_batched_mech(**kw), D0, D1, n_runs=200_000, delta=1e-5, random_state=10)
     print("declared" if declared else "inferred", res)
     assert (res.epsilon_lower <= 1.0) if declared else (res.epsilon_lower > 1.0)
@@ -332,7 +332,7 @@ def test_default_accountant_charged_and_finite_budget_refuses(kind):
     old = set_default_accountant(PrivacyAccountant(epsilon=1.0, delta=1e-5))
     try:
         g = np.random.default_rng(3)
-        m = (DPRidgeRegression(epsilon=0.6, delta=1e-6, x_bounds=(-1, 1), y_bounds=(0, 1), random_state=g) if kind == "ridge"
+        m = (DPRidgeRegression(epsilon=0.6, delta=1e-6, x_bounds=(-1, 1), outcome_bounds=(0, 1), random_state=g) if kind == "ridge"
              else DPLogisticRegression(epsilon=0.6, delta=1e-6, method=kind.split("-")[1], x_bounds=(-1, 1),
                                        random_state=g))
         m.fit(X, y)
@@ -371,7 +371,7 @@ def test_clipped_neighbour_emits_same_warnings(kind):
         with warnings.catch_warnings(record=True) as ws:
             warnings.simplefilter("always")
             (DPLogisticRegression(x_bounds=(-1, 1), random_state=0) if kind == "logistic"
-             else DPRidgeRegression(x_bounds=(-1, 1), y_bounds=(0, 1), delta=1e-6, random_state=0)).fit(Xd, yd)
+             else DPRidgeRegression(x_bounds=(-1, 1), outcome_bounds=(0, 1), delta=1e-6, random_state=0)).fit(Xd, yd)
         return [(w.category, str(w.message)) for w in ws]
     assert run(X, y) == run(Xo, yo) == []
 

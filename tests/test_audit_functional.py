@@ -54,7 +54,7 @@ def test_shareable_release_audit():
     "Gaussian mechanism on the RFF parameter: adversarial neighbours, vectorised on the parameter's noise."
     q = 2; X, y, X1, y1, _ = _pair(q, n=12)
     kw = dict(bandwidth=1.0, lam=1.0, loss=AbsoluteLoss(), x_bounds=(np.zeros(q), np.ones(q)), epsilon=EPS,
-              delta=DELTA, n_features=30, feature_seed=3)
+              delta=DELTA, n_components=30, feature_seed=3)
     s0 = release_shareable_function(X, y, **(kw | dict(epsilon=np.inf)))
     s1 = release_shareable_function(X1, y1, **(kw | dict(epsilon=np.inf)))
     sp = release_shareable_function(X, y, random_state=0, **kw)

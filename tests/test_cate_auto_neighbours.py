@@ -209,7 +209,7 @@ def _dpcate_fingerprint(Y, T, X, **kw):
         q = np.random.default_rng(5).uniform(-1, 1, (7, 2))
         s = m.summary(q); m.effect_interval(q); m.ate_interval(q)
     names = sorted(k for k in vars(m) if k.endswith("_"))
-    public = {k: repr(getattr(m, k)) for k in ("rule_", "lam_", "kappa_", "n_stage2_", "constant_bound_", "final_")}
+    public = {k: repr(getattr(m, k)) for k in ("rule_", "lam_", "propensity_clip_", "n_stage2_", "constant_bound_", "final_")}
     info = {k: (v if k not in ("sensitivity", "sigma", "sensitivity_constant", "sigma_constant") else repr(v))
             for k, v in m.release_info_.items()}
     return names, public, repr(info), sorted({r.category.__name__ for r in rec}), np.shape(m.theta_private_), \

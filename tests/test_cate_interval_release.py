@@ -14,7 +14,7 @@ from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.functional import release_shareable_cate_function
 
 DS = dataset1(400, random_state=0)
-KW = dict(x_bounds=DS.x_bounds, outcome_bounds=DS.y_bounds)
+KW = dict(x_bounds=DS.x_bounds, outcome_bounds=DS.outcome_bounds)
 
 
 def _spy(monkeypatch, module, name):
@@ -34,7 +34,7 @@ def test_small_epsilon_statistics_refused_before_charge_and_noise(final, cal, mo
     acc = PrivacyAccountant()
     with pytest.raises(ValueError):
         DPCATE(final=final, calibration=cal, epsilon=0.005, accountant=acc, random_state=0, **KW).fit(
-            DS.Y, DS.A, X=DS.X)
+            DS.Y, DS.T, X=DS.X)
     # without the pre-check: the ledger holds ('DPCATE', (0.005, 1e-05)) and θ̃ (final='ridge') / ĉ (final='auto') was drawn,
     # then release_statistics' plan_gaussian raises "needs more than 12288 grid steps"
     assert len(acc.ledger) == 0 and not draws
@@ -45,7 +45,7 @@ def test_share_true_small_epsilon_refused_at_fit():
     acc = PrivacyAccountant()
     est = DPCATE(share=True, epsilon=0.004, accountant=acc, random_state=0, bandwidth=0.4, lam=0.05, **KW)
     try:
-        est.fit(DS.Y, DS.A, X=DS.X)
+        est.fit(DS.Y, DS.T, X=DS.X)
     except ValueError:
         assert len(acc.ledger) == 0
         return
@@ -76,16 +76,16 @@ def test_statistics_sensitivity_with_theta_fixed(final, learner, monkeypatch):
         with reproducible_noise(): est.fit(Y, A, X=X)
         if theta is not None: monkeypatch.setattr(cm.DPCATE, "_release_parameter", rel)
         return est, cap["v"].copy()
-    est, _ = run(DS.X, DS.A, DS.Y)
+    est, _ = run(DS.X, DS.T, DS.Y)
     th = est.theta_private_.copy()
-    est, v0 = run(DS.X, DS.A, DS.Y, th)
+    est, v0 = run(DS.X, DS.T, DS.Y, th)
     assert cap["n"] == est.n_stage2_ == len(est.split_[1])      # the public second-stage n
     worst = 0.0
     for j in est.split_[1][:2]:
         for corner in (lo, hi):
             for a in (0, 1):
-                for y in DS.y_bounds:
-                    X, A, Y = DS.X.copy(), DS.A.copy(), DS.Y.copy()
+                for y in DS.outcome_bounds:
+                    X, A, Y = DS.X.copy(), DS.T.copy(), DS.Y.copy()
                     X[j], A[j], Y[j] = corner, a, y
                     _, v1 = run(X, A, Y, th)
                     worst = max(worst, float(np.max(np.abs(v1 - v0) * cap["n"] / cap["w"])))
@@ -95,7 +95,7 @@ def test_statistics_sensitivity_with_theta_fixed(final, learner, monkeypatch):
 def test_sampling_attribute_holds_released_numbers_only(monkeypatch):
     noisy = _spy(monkeypatch, cm, "release_statistics")
     est = DPCATE(final="ridge", calibration="parameter", epsilon=1.0, accountant=PrivacyAccountant(),
-                 random_state=0, **KW).fit(DS.Y, DS.A, X=DS.X)
+                 random_state=0, **KW).fit(DS.Y, DS.T, X=DS.X)
     s = est.sampling_
     assert isinstance(s, SamplingPart) and s.kind == "released" and s.cov is None
     assert set(s.info) == {"statistics", "sd", "widths"} and s.n == est.n_stage2_
@@ -107,11 +107,11 @@ def test_sampling_attribute_holds_released_numbers_only(monkeypatch):
 def test_ledger_and_labels():
     acc = PrivacyAccountant()
     est = DPCATE(final="ridge", calibration="parameter", epsilon=1.0, accountant=acc, random_state=0,
-                 **KW).fit(DS.Y, DS.A, X=DS.X)
-    assert est.budget_["total"] == (1.0, 1e-5) and acc.spent == (1.0, 1e-5)
+                 **KW).fit(DS.Y, DS.T, X=DS.X)
+    assert est.spent_by_stage_["total"] == (1.0, 1e-5) and acc.spent == (1.0, 1e-5)
     assert "0.95 parameter, 0.05 sampling statistics" in acc.summary()
-    inf = DPCATE(epsilon=np.inf, accountant=PrivacyAccountant(), random_state=0, **KW).fit(DS.Y, DS.A, X=DS.X)
-    assert inf.budget_["total"] == (np.inf, 0.0) and inf.sampling_.kind == "exact"
+    inf = DPCATE(epsilon=np.inf, accountant=PrivacyAccountant(), random_state=0, **KW).fit(DS.Y, DS.T, X=DS.X)
+    assert inf.spent_by_stage_["total"] == (np.inf, 0.0) and inf.sampling_.kind == "exact"
 
 
 def _mask(s): return re.sub(r"[-+]?\d[\d.e+-]*%?", "#", s)
@@ -133,10 +133,10 @@ def test_neighbours_observables_same_structure(final, cal):
                   for k, v in vars(est).items()}
         samp = None if est.sampling_ is None else {k: np.shape(v) for k, v in est.sampling_.info.items()}
         return [(x.category.__name__, str(x.message)) for x in w], shapes, samp, _mask(s).count("\n")
-    X, A, Y = DS.X.copy(), DS.A.copy(), DS.Y.copy()
+    X, A, Y = DS.X.copy(), DS.T.copy(), DS.Y.copy()
     base = observe(X, A, Y)
     j = 7
-    X[j], A[j], Y[j] = np.asarray(DS.x_bounds[1], float), 1 - A[j], DS.y_bounds[1]
+    X[j], A[j], Y[j] = np.asarray(DS.x_bounds[1], float), 1 - A[j], DS.outcome_bounds[1]
     assert observe(X, A, Y) == base
 
 
@@ -144,7 +144,7 @@ def test_neighbours_observables_same_structure(final, cal):
 def test_summary_robustness_not_read_from_clamped_interval():
     Xq = DS.dgp.sample(5, random_state=1).X
     est = DPCATE(final="ridge", calibration="parameter", epsilon=0.05, accountant=PrivacyAccountant(),
-                 random_state=0, **KW).fit(DS.Y, DS.A, X=DS.X)
+                 random_state=0, **KW).fit(DS.Y, DS.T, X=DS.X)
     s = est.summary(Xq)
     assert s.clamped                                   # privacy-noise sd ~ 800 against a feasible range of ±7.6
     assert s.sensitivity is None                       # a clamped interval says nothing about confounding

@@ -17,13 +17,13 @@ from dp_causal_nb.second_stage import clamp_to_feasible
 
 DS = dataset1(800, random_state=0)
 Q = DS.dgp.sample(15, random_state=1).X
-KW = dict(x_bounds=DS.x_bounds, outcome_bounds=DS.y_bounds, random_state=0)
+KW = dict(x_bounds=DS.x_bounds, outcome_bounds=DS.outcome_bounds, random_state=0)
 
 
 def fit(**kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return DPCATE(accountant=PrivacyAccountant(), **(KW | kw)).fit(DS.Y, DS.A, X=DS.X)
+        return DPCATE(accountant=PrivacyAccountant(), **(KW | kw)).fit(DS.Y, DS.T, X=DS.X)
 
 
 @pytest.mark.parametrize("final", ["auto", "ridge"])
@@ -44,8 +44,8 @@ def test_every_released_function_clamps_the_same_way(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = DPCATE(share=True, epsilon=0.01, lam=0.01, accountant=PrivacyAccountant(), x_bounds=DS.x_bounds,
-                     outcome_bounds=wide, random_state=0).fit(Y, DS.A, X=DS.X)
-    g = release_shareable_cate_function(est, n_features=50)
+                     outcome_bounds=wide, random_state=0).fit(Y, DS.T, X=DS.X)
+    g = release_shareable_cate_function(est, n_components=50)
     raw = g.raw(Q)
     assert np.any(np.abs(raw) > 1e5)
     want = clamp_to_feasible(raw, wide)
@@ -58,7 +58,7 @@ def test_every_released_function_clamps_the_same_way(tmp_path):
 def test_share_is_planned_before_any_charge():
     acc = PrivacyAccountant()
     with pytest.raises(ValueError, match="share=True"):
-        DPCATE(share=True, final="ridge", epsilon=1.0, accountant=acc, **KW).fit(DS.Y, DS.A, X=DS.X)
+        DPCATE(share=True, final="ridge", epsilon=1.0, accountant=acc, **KW).fit(DS.Y, DS.T, X=DS.X)
     assert len(acc.ledger) == 0
     with pytest.raises(ValueError, match=r"refit with DPCATE\(\.\.\., share=True\)"):
         release_shareable_cate_function(fit(epsilon=1.0))
@@ -66,5 +66,5 @@ def test_share_is_planned_before_any_charge():
 
 def test_budget_is_required_and_infinity_charges_no_delta():
     with pytest.raises(ValueError, match="give a privacy budget"):
-        DPCATE(**KW).fit(DS.Y, DS.A, X=DS.X)
-    assert fit(epsilon=np.inf).budget_["total"] == (np.inf, 0.0)
+        DPCATE(**KW).fit(DS.Y, DS.T, X=DS.X)
+    assert fit(epsilon=np.inf).spent_by_stage_["total"] == (np.inf, 0.0)

@@ -217,10 +217,10 @@ def cate_files(tmp_path_factory):
     d = tmp_path_factory.mktemp("cate")
     data, q = d / "train.csv", d / "grid.csv"
     data.write_text("y,t,x1,x2\n" + "".join(f"{float(y)!r},{int(a)},{float(u)!r},{float(v)!r}\n"
-                                            for y, a, (u, v) in zip(ds.Y, ds.A, ds.X)))
+                                            for y, a, (u, v) in zip(ds.Y, ds.T, ds.X)))
     q.write_text("x1,x2\n" + "".join(f"{u},{v}\n" for u in (0.0, 0.5, 1.0) for v in (0.0, 1.0)))
-    yb = f"{float(ds.y_bounds[0])!r},{float(ds.y_bounds[1])!r}"
-    return d, data, q, yb, float(ds.y_bounds[1] - ds.y_bounds[0])
+    yb = f"{float(ds.outcome_bounds[0])!r},{float(ds.outcome_bounds[1])!r}"
+    return d, data, q, yb, float(ds.outcome_bounds[1] - ds.outcome_bounds[0])
 
 
 def cate_args(data, yb, eps):

@@ -100,7 +100,7 @@ def _erm(kind):
     def f(X, xb, d):
         from dp_causal_nb.erm import DPLogisticRegression, DPRidgeRegression
         _, T, y, out, _ = d
-        M, t, kw = (DPLogisticRegression, y, {}) if kind == "logistic" else (DPRidgeRegression, out, dict(y_bounds=(0, 3)))
+        M, t, kw = (DPLogisticRegression, y, {}) if kind == "logistic" else (DPRidgeRegression, out, dict(outcome_bounds=(0, 3)))
         m = M(epsilon=1.0, x_bounds=xb, accountant=PrivacyAccountant(), random_state=3, **kw).fit(X, t)
         return np.r_[m.coef_, m.predict(X)], m
     return f

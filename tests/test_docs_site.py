@@ -292,6 +292,7 @@ def site_pages():
     _need(Path(CHROMIUM).exists() and Path(DRIVER).exists(), "Debian chromium / chromium-driver not installed")
     return json.loads((DOCS / "pages.json").read_text())
 
+@pytest.mark.slow     # every page in a real browser: minutes (CI runs it)
 def test_site_in_browser(site_pages):
     "Every page: HTTP 200, a title, no console errors, math typeset, images loaded, internal links resolve, nothing cut off."
     pages = sorted(site_pages)
@@ -319,6 +320,7 @@ def test_site_in_browser(site_pages):
     print(f"{len(pages)} pages checked in {time.time() - t:.0f} s; screenshots in {SHOTS}")
     assert sorted(site_pages.values()) == [f"nbs/{p}" for p in build_docs.all_notebooks()], "a notebook has no page"
 
+@pytest.mark.slow     # every page in a real browser: minutes (CI runs it)
 def test_browser_check_catches_broken_pages(site_pages, tmp_path):
     "Negative control: a page whose equations were not typeset, a missing figure, a dead link, code cut off: all caught."
     for f in ("mathjax", "site.css", "styles.css", "pagefind"):

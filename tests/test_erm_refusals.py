@@ -11,7 +11,7 @@ def _data():
     return X, X[:, 0], (X[:, 1] > 0).astype(int)
 
 MODELS = {
-    "ridge": lambda **kw: DPRidgeRegression(delta=1e-6, y_bounds=(-1, 1), x_bounds=(-1, 1), **kw),
+    "ridge": lambda **kw: DPRidgeRegression(delta=1e-6, outcome_bounds=(-1, 1), x_bounds=(-1, 1), **kw),
     "logistic, output": lambda **kw: DPLogisticRegression(delta=1e-6, x_bounds=(-1, 1), method="output", **kw),
     "logistic, auto": lambda **kw: DPLogisticRegression(delta=1e-6, x_bounds=(-1, 1), **kw),
 }

@@ -24,7 +24,7 @@ def small():
 @pytest.fixture(scope="module")
 def fitted():
     ds = dataset1(400, random_state=1)
-    kw = dict(final="kernel", learner="r", epsilon=2.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
+    kw = dict(final="kernel", learner="r", epsilon=2.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
               out_of_bounds="clip",   # the neighbour tests below put a record far outside the declared ranges
               propensity_clip=0.1, lam=0.05, bandwidth=0.4)
     return ds, kw
@@ -100,7 +100,7 @@ def test_paper_mode_warns_when_below_strict():
 
 def test_release_from_dpcate(fitted):
     ds, kw = fitted
-    est = DPCATE(random_state=0, **kw).fit(ds.Y, ds.A, X=ds.X)
+    est = DPCATE(random_state=0, **kw).fit(ds.Y, ds.T, X=ds.X)
     f = est.release_function(random_state=0)
     assert isinstance(f, PrivateCATEFunction) and "NOT publishable" in repr(f)
     Q = ds.dgp.sample(20, random_state=5).X
@@ -114,8 +114,8 @@ def test_same_kernel_and_lambda_numerically(fitted):
     ds, kw = fitted
     Q = ds.dgp.sample(50, random_state=7).X
     kw = kw | dict(epsilon=np.inf, random_state=0)
-    a = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X).effect(Q)
-    b = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X).release_function()(Q)
+    a = DPCATE(**kw).fit(ds.Y, ds.T, X=ds.X).effect(Q)
+    b = DPCATE(**kw).fit(ds.Y, ds.T, X=ds.X).release_function()(Q)
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
     assert np.abs(a).max() > 0.5                       # a non-trivial function, so the comparison has teeth
     from dp_causal_nb import cate, rkhs, features, second_stage
@@ -125,18 +125,18 @@ def test_same_kernel_and_lambda_numerically(fitted):
     assert np.abs(features.gaussian_kernel(Za, Zb, h) - features.gaussian_kernel(Za, Zb, 1.01 * h)).max() > 1e-3
 
 def test_dpcate_neighbour_with_y_outside_bounds_within_sensitivity(fitted):
-    "Replace one second-stage record by one with Y far outside y_bounds: ||f_D - f_D'||_H <= Δ on the real path."
+    "Replace one second-stage record by one with Y far outside outcome_bounds: ||f_D - f_D'||_H <= Δ on the real path."
     from dp_causal_nb.rkhs import rkhs_distance
     ds, kw = fitted
     kw = kw | dict(epsilon=1.0, random_state=0)
-    est0 = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X)
+    est0 = DPCATE(**kw).fit(ds.Y, ds.T, X=ds.X)
     X2 = est0.stage2_["X"]
     j = int(np.flatnonzero((ds.X == X2[0]).all(1))[0])         # a record that lands in the second stage
     f0 = est0.release_function(random_state=0)
     D = f0.info["scales"]["sensitivity"]
     worst = 0.0
     for y_new, a_flip, x_new in [(1e3, True, ds.x_bounds[1]), (-1e3, False, ds.X[j]), (1e3, False, ds.x_bounds[0])]:
-        Y1, A1, Xn = ds.Y.copy(), ds.A.copy(), ds.X.copy()
+        Y1, A1, Xn = ds.Y.copy(), ds.T.copy(), ds.X.copy()
         Y1[j] = y_new; Xn[j] = x_new
         if a_flip: A1[j] = 1 - A1[j]
         est1 = DPCATE(**kw).fit(Y1, A1, X=Xn)
@@ -150,13 +150,13 @@ def test_dpcate_neighbour_with_y_outside_bounds_within_sensitivity(fitted):
 
 def test_release_rejects_ridge_final(fitted):
     ds, kw = fitted
-    est = DPCATE(random_state=0, **(kw | dict(final="ridge"))).fit(ds.Y, ds.A, X=ds.X)
+    est = DPCATE(random_state=0, **(kw | dict(final="ridge"))).fit(ds.Y, ds.T, X=ds.X)
     with pytest.raises(ValueError, match="final='kernel'"): release_cate_function(est)
 
 def test_shareable_release_contains_no_training_rows(fitted):
     ds, kw = fitted
-    est = DPCATE(random_state=0, **kw).fit(ds.Y, ds.A, X=ds.X)
-    sh = release_shareable_cate_function(est, n_features=100, random_state=0)
+    est = DPCATE(random_state=0, **kw).fit(ds.Y, ds.T, X=ds.X)
+    sh = release_shareable_cate_function(est, n_components=100, random_state=0)
     assert isinstance(sh, SharedCATEFunction)
     blob = pickle.dumps(sh)
     for row in np.vstack([ds.X, est.stage2_["X"]]):
@@ -166,7 +166,7 @@ def test_shareable_release_contains_no_training_rows(fitted):
     # positive control: the same search finds the rows in the curator object's pickle
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f = DPCATE(random_state=1, **kw).fit(ds.Y, ds.A, X=ds.X).release_function()
+        f = DPCATE(random_state=1, **kw).fit(ds.Y, ds.T, X=ds.X).release_function()
         cb = pickle.dumps(f._fit)            # the curator's fitted regression (the function itself refuses pickling)
     assert sum(row.tobytes() in cb for row in f._fit.X) == len(f._fit.X)
     # the published object answers any query in the domain
@@ -231,7 +231,7 @@ def test_hard_pair_releases_identically_apart_from_noise(loss):
         warnings.simplefilter("error")
         for X, y in _hard_pair():
             f = private_kernel_function(X, y, loss=loss, random_state=1, **PAIR_KW)
-            out.append((f, f.publish_grid(grid), release_shareable_function(X, y, loss=loss, n_features=30,
+            out.append((f, f.publish_grid(grid), release_shareable_function(X, y, loss=loss, n_components=30,
                                                                             random_state=2, **PAIR_KW)))
     (f1, grid1, s1), (f2, grid2, s2) = out
     assert _same(f1.info, f2.info) and f1.noise_scale == f2.noise_scale
@@ -255,17 +255,17 @@ def test_dpcate_neighbours_publish_identical_fields(fitted):
     "The DPCATE path (squared loss, R-learner weights): replace one record, compare the shareable releases field by field."
     ds, kw = fitted
     kw = kw | dict(random_state=0)
-    est0 = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X)
+    est0 = DPCATE(**kw).fit(ds.Y, ds.T, X=ds.X)
     j = int(np.flatnonzero((ds.X == est0.stage2_["X"][0]).all(1))[0])    # a record of the second stage
-    Y1, X1 = ds.Y.copy(), ds.X.copy(); Y1[j], X1[j] = ds.y_bounds[1], ds.x_bounds[0]
-    est1 = DPCATE(**kw).fit(Y1, ds.A, X=X1)
+    Y1, X1 = ds.Y.copy(), ds.X.copy(); Y1[j], X1[j] = ds.outcome_bounds[1], ds.x_bounds[0]
+    est1 = DPCATE(**kw).fit(Y1, ds.T, X=X1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        s0 = release_shareable_cate_function(est0, n_features=50, random_state=3)
-        s1 = release_shareable_cate_function(est1, n_features=50, random_state=3)
+        s0 = release_shareable_cate_function(est0, n_components=50, random_state=3)
+        s1 = release_shareable_cate_function(est1, n_components=50, random_state=3)
     _assert_same_published(s0, s1, noised={"coef"})
-    f0 = DPCATE(**kw).fit(ds.Y, ds.A, X=ds.X).release_function(random_state=4)
-    f1 = DPCATE(**kw).fit(Y1, ds.A, X=X1).release_function(random_state=4)
+    f0 = DPCATE(**kw).fit(ds.Y, ds.T, X=ds.X).release_function(random_state=4)
+    f1 = DPCATE(**kw).fit(Y1, ds.T, X=X1).release_function(random_state=4)
     lo, hi = (np.asarray(b, float) for b in ds.x_bounds)
     grid = lo + (hi - lo) * np.linspace(0.1, 0.9, 5)[:, None]              # a public grid
     _assert_same_published(f0.publish_grid(grid), f1.publish_grid(grid), noised={"values"})
@@ -341,8 +341,8 @@ def test_messages_name_no_private_value():
 def test_save_load_roundtrip_and_refusals(fitted, tmp_path):
     "Releases are shared as .npz + JSON: a crafted file cannot run code, a tampered one is refused."
     ds, kw = fitted
-    est = DPCATE(random_state=0, **kw).fit(ds.Y, ds.A, X=ds.X)
-    sh = release_shareable_cate_function(est, n_features=50, random_state=0)
+    est = DPCATE(random_state=0, **kw).fit(ds.Y, ds.T, X=ds.X)
+    sh = release_shareable_cate_function(est, n_components=50, random_state=0)
     p = sh.save(tmp_path / "f")
     sh2 = SharedCATEFunction.load(p)
     assert np.array_equal(sh2(ds.X[:7]), sh(ds.X[:7])) and sh2.info == sh.info

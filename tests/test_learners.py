@@ -8,8 +8,8 @@ from dp_causal_nb.datasets import dataset1
 
 
 def test_signatures():
-    assert list(inspect.signature(orthogonal_targets).parameters) == ["Y", "A", "pi", "mu0", "mu1", "m", "learner"]
-    assert list(inspect.signature(target_bounds).parameters) == ["learner", "y_bounds", "propensity_clip"]
+    assert list(inspect.signature(orthogonal_targets).parameters) == ["Y", "T", "pi", "mu0", "mu1", "m", "learner"]
+    assert list(inspect.signature(target_bounds).parameters) == ["learner", "outcome_bounds", "propensity_clip"]
     assert set(target_bounds("r", (0, 1), 0.1)) == {"phi", "rho", "rho_phi", "tau"}
 
 
@@ -46,7 +46,7 @@ def test_reference_learners_fit():
     for cls in (RLearner, DRLearner):
         est = cls(LogisticRegression(), make_pipeline(SplineTransformer(), Ridge(1e-3)),
                   make_pipeline(SplineTransformer(n_knots=6), Ridge(1e-3)), cv="split", random_state=0)
-        pehe = np.sqrt(np.mean((est.fit(ds.Y, ds.A, X=ds.X).effect(q.X) - q.tau) ** 2))
+        pehe = np.sqrt(np.mean((est.fit(ds.Y, ds.T, X=ds.X).effect(q.X) - q.tau) ** 2))
         assert pehe < 0.5 * q.tau.std()
 
 
@@ -54,7 +54,7 @@ def test_clipping_is_silent_and_messages_quote_no_data():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")                       # default: no data-dependent warning, however much is clipped
-        nu = clip_nuisances(np.array([0.001, 0.002, 0.999]), mu0=np.array([-50.0, 3.0, 0.0]), y_bounds=(0, 1),
+        nu = clip_nuisances(np.array([0.001, 0.002, 0.999]), mu0=np.array([-50.0, 3.0, 0.0]), outcome_bounds=(0, 1),
                             propensity_clip=0.05)
     np.testing.assert_array_equal(nu.pi, [0.05, 0.05, 0.95]); np.testing.assert_array_equal(nu.mu0, [0, 1, 0])
     with pytest.warns(UserWarning, match="curator-side") as rec:   # opt-in diagnostic: no count, no share, no value

@@ -145,7 +145,7 @@ def test_lam_rule_reads_public_inputs_only():
     def spy(*a, **k):
         out = orig(*a, **k); seen.append(out); return out
     ds = NiuSetup("A").sample(400, 0); ds2 = NiuSetup("A").sample(400, 0)
-    ds2.Y[0], ds2.A[0], ds2.X[0] = ds.y_bounds[1] + 100.0, 1 - ds.A[0], ds.x_bounds[1]
+    ds2.Y[0], ds2.T[0], ds2.X[0] = ds.outcome_bounds[1] + 100.0, 1 - ds.T[0], ds.x_bounds[1]
     try:
         me.module_lams = spy
         for d in (ds, ds2): me.fit_meta("R", d, epsilon=1.0, random_state=0, lam="rule")

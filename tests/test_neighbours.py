@@ -39,20 +39,20 @@ def test_dpcate_nuisance_warnings_are_not_observable(calibration):
     X0 = np.clip(ds.X, 0.0, 0.99)
     pm = declare_private(WarnIfExtreme(), 0.5, 5e-6, source="test stub")
     make = lambda: DPCATE(calibration=calibration, final="ridge", epsilon=1.0, delta=1e-5, x_bounds=(0, 1),
-                          outcome_bounds=ds.y_bounds, propensity_model=pm, accountant=PrivacyAccountant(), random_state=0)
-    i = make().fit(ds.Y, ds.A, X=X0).split_[0][0]                            # a record of the nuisance half (public split)
+                          outcome_bounds=ds.outcome_bounds, propensity_model=pm, accountant=PrivacyAccountant(), random_state=0)
+    i = make().fit(ds.Y, ds.T, X=X0).split_[0][0]                            # a record of the nuisance half (public split)
     X1 = X0.copy(); X1[i, 0] = 1.0                                            # one covariate moved to the bound
-    with pytest.warns(RuntimeWarning): WarnIfExtreme().fit(X1[make().fit(ds.Y, ds.A, X=X0).split_[0]], ds.A[:200])
-    o0, o1 = observe(make, ds.Y, ds.A, X0), observe(make, ds.Y, ds.A, X1)
+    with pytest.warns(RuntimeWarning): WarnIfExtreme().fit(X1[make().fit(ds.Y, ds.T, X=X0).split_[0]], ds.T[:200])
+    o0, o1 = observe(make, ds.Y, ds.T, X0), observe(make, ds.Y, ds.T, X1)
     assert o0 == o1 and o0[0] is None and o0[1] == [], (o0, o1)
 
 
 def test_dpcate_clipped_outcome_is_not_observable():
     ds = dataset1(400, random_state=0)
-    Y1 = ds.Y.copy(); Y1[0] = ds.y_bounds[1] + 100.0                         # one outcome far outside: clipped
-    make = lambda: DPCATE(epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, out_of_bounds="clip",
+    Y1 = ds.Y.copy(); Y1[0] = ds.outcome_bounds[1] + 100.0                         # one outcome far outside: clipped
+    make = lambda: DPCATE(epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds, out_of_bounds="clip",
                           accountant=PrivacyAccountant(), random_state=0)
-    o0, o1 = observe(make, ds.Y, ds.A, ds.X), observe(make, Y1, ds.A, ds.X)
+    o0, o1 = observe(make, ds.Y, ds.T, ds.X), observe(make, Y1, ds.T, ds.X)
     assert o0 == o1 and o0[0] is None, (o0, o1)
 
 
@@ -62,18 +62,18 @@ def test_refused_refit_leaves_the_release_unchanged():
     predictions."""
     ds = dataset1(400, random_state=0)
     acc = PrivacyAccountant(1.0, 1e-5)
-    est = DPCATE(calibration="global", epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, out_of_bounds="clip",
-                 accountant=acc, random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    est = DPCATE(calibration="global", epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds, out_of_bounds="clip",
+                 accountant=acc, random_state=0).fit(ds.Y, ds.T, X=ds.X)
     before = {k: v for k, v in vars(est).items()}
     for change in (dict(epsilon=np.inf), dict(outcome_bounds=(-0.01, 0.01))):
         est.set_params(**change)
-        with pytest.raises(BudgetError): est.fit(ds.Y, ds.A, X=ds.X)            # the budget is spent
+        with pytest.raises(BudgetError): est.fit(ds.Y, ds.T, X=ds.X)            # the budget is spent
         assert set(vars(est)) == set(before)
         for k, v in before.items():
             if k not in ("epsilon", "outcome_bounds"): assert vars(est)[k] is v, k   # the fitted state is the old one
     q = ds.X[:5]
     with pytest.raises(ValueError, match="changed since fit"): est.effect(q)   # parameters differ from the fit's
-    est.set_params(epsilon=1.0, outcome_bounds=ds.y_bounds)
+    est.set_params(epsilon=1.0, outcome_bounds=ds.outcome_bounds)
     out = est.effect(q)                                                       # the one private release, noised
     assert est.release_info_["sigma"] > 1.0 and not np.allclose(out, est.stage_.predict(q))
 
@@ -84,7 +84,7 @@ def test_set_params_after_fit_cannot_shrink_the_noise(final):
     after fit would cut σ from 108.5 to 3.9e-10 and effect() would return the non-private predictions."""
     ds = dataset1(400, random_state=0)
     est = DPCATE(final=final, calibration="global", epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds,
-                 outcome_bounds=ds.y_bounds, accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
+                 outcome_bounds=ds.outcome_bounds, accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.T, X=ds.X)
     est.set_params(lam=1e9)
     with pytest.raises(ValueError, match="changed since fit"): est.effect(ds.X[:5])
     assert not hasattr(est, "release_info_") and est._released is None
@@ -122,8 +122,8 @@ def test_dpcate_misconfigured_user_model_fails_on_public_data():
     acc = PrivacyAccountant()
     pm = declare_private(LogisticRegression(C=-1.0), 0.5, 5e-6, source="test")
     with pytest.raises(ValueError, match="public synthetic records"):
-        DPCATE(epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, propensity_model=pm,
-               accountant=acc, random_state=0).fit(ds.Y, ds.A, X=ds.X)
+        DPCATE(epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds, propensity_model=pm,
+               accountant=acc, random_state=0).fit(ds.Y, ds.T, X=ds.X)
     assert acc.ledger == []
 
 
@@ -155,9 +155,9 @@ def test_numpy_error_policy_cannot_make_an_event():
     ds = dataset1(200, random_state=0)
     X0 = ds.X.copy(); X1 = ds.X.copy(); X1[:, 0] = np.where(np.arange(200) == 0, 1.0, X1[:, 0])
     make = lambda: DPCATE(final="kernel", bandwidth=0.01, epsilon=1.0, delta=1e-5, x_bounds=ds.x_bounds,
-                          outcome_bounds=ds.y_bounds, accountant=PrivacyAccountant(), random_state=0)
+                          outcome_bounds=ds.outcome_bounds, accountant=PrivacyAccountant(), random_state=0)
     with np.errstate(all="raise"):
-        o0, o1 = observe(make, ds.Y, ds.A, X0), observe(make, ds.Y, ds.A, X1)
+        o0, o1 = observe(make, ds.Y, ds.T, X0), observe(make, ds.Y, ds.T, X1)
     assert o0 == o1 and o0[0] is None, (o0, o1)
 
 
@@ -168,7 +168,7 @@ def test_functional_noise_from_a_copied_generator_is_fresh():
     from dp_causal_nb.functional import release_shareable_function
     from dp_causal_nb.rkhs import AbsoluteLoss
     rng = np.random.default_rng(1); X = rng.uniform(0, 1, (40, 1)); phi = rng.uniform(-1, 1, 40)
-    kw = dict(bandwidth=0.4, lam=0.05, x_bounds=(0, 1), epsilon=1.0, delta=1e-5, loss=AbsoluteLoss(), n_features=20)
+    kw = dict(bandwidth=0.4, lam=0.05, x_bounds=(0, 1), epsilon=1.0, delta=1e-5, loss=AbsoluteLoss(), n_components=20)
     g = np.random.default_rng(5); twin = copy.deepcopy(g)
     a = release_shareable_function(X, phi, random_state=g, accountant=PrivacyAccountant(), **kw).coef
     b = release_shareable_function(X, phi, random_state=twin, accountant=PrivacyAccountant(), **kw).coef

@@ -102,8 +102,8 @@ def test_figures_of_fitted_estimators():
     ax = plot_estimate(d, label="private difference in means")
     assert released_numbers(d) == (d.ate_, *d.conf_int_) and ax.get_yticklabels()[0].get_text().startswith("private")
     ds = dataset1(1500, random_state=0)
-    c = DPCATE(epsilon=1.0, final="ridge", calibration="global", x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
-               accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    c = DPCATE(epsilon=1.0, final="ridge", calibration="global", x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
+               accountant=PrivacyAccountant(), random_state=0).fit(ds.Y, ds.T, X=ds.X)
     Xq = cate_slice_points(c.x_bounds_, 0, 25)
     ax = plot_cate_slice(c, Xq, 0)
     assert np.allclose(np.sort(ax.get_lines()[0].get_ydata()), np.sort(c.effect(Xq)))   # the same single release

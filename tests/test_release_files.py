@@ -29,9 +29,9 @@ def genuine(tmp_path_factory):
     d = tmp_path_factory.mktemp("release")
     data, grid, path = d / "train.csv", d / "grid.csv", d / "g.npz"
     data.write_text("y,t,x1,x2\n" + "".join(f"{float(y)!r},{int(a)},{float(u)!r},{float(v)!r}\n"
-                                            for y, a, (u, v) in zip(ds.Y, ds.A, ds.X)))
+                                            for y, a, (u, v) in zip(ds.Y, ds.T, ds.X)))
     grid.write_text("x1,x2\n0.5,0.5\n0.2,0.9\n")
-    yb = f"{float(ds.y_bounds[0])!r},{float(ds.y_bounds[1])!r}"
+    yb = f"{float(ds.outcome_bounds[0])!r},{float(ds.outcome_bounds[1])!r}"
     code, out, err = run(["cate", data, "--outcome", "y", "--treatment", "t", "--covariates", "x1,x2",
                           "--outcome-bounds", yb, "--x-bounds", "0,1", "--epsilon", EPSILON, "--delta", DELTA,
                           "--save", path, "--seed", 0])

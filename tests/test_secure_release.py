@@ -99,7 +99,7 @@ def test_ridge_output_perturbation_on_the_grid():
     y0 = rng.uniform(0, 1, 50)
     y1 = y0.copy()
     y1[0] = 0.0 if y0[0] > 0.5 else 1.0
-    fit = lambda y, eps: DPRidgeRegression(epsilon=eps, delta=1e-5, x_bounds=(0, 1), y_bounds=(0, 1),
+    fit = lambda y, eps: DPRidgeRegression(epsilon=eps, delta=1e-5, x_bounds=(0, 1), outcome_bounds=(0, 1),
                                            accountant=PrivacyAccountant()).fit(X, y)
     theta0 = fit(y0, np.inf).coef_
     for _ in range(50):

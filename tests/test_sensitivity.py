@@ -132,8 +132,8 @@ def test_calls_from_fitted_estimators():
                             outcome_bounds=m.outcome_bounds)
     assert s.robustness.dof == n - 5 and s.e_value.e_value > 1 and s.robustness.rv_q > s.robustness.rv_q_alpha > 0
     ds = dataset1(1500, random_state=0)
-    c = DPCATE(epsilon=1.0, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, accountant=PrivacyAccountant(),
-               random_state=0).fit(ds.Y, ds.A, X=ds.X)
+    c = DPCATE(epsilon=1.0, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds, accountant=PrivacyAccountant(),
+               random_state=0).fit(ds.Y, ds.T, X=ds.X)
     Xq = ds.dgp.sample(50, random_state=1).X
     p = sensitivity_summary(c.ate(Xq), *c.ate_interval(Xq), outcome_bounds=c.outcome_bounds_,
                             interval_covers_sampling=False)

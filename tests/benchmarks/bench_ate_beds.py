@@ -45,8 +45,8 @@ def bed(name, seed):
     if name == "cols80":
         from dp_causal_nb.datasets import mixed_covariates
         ds = mixed_covariates(4800, random_state=seed)
-        return (ds.X, ds.A, ds.Y, tuple(ds.y_bounds), ds.x_bounds, float(ds.tau.mean()), False,
-                float(ds.tau[ds.A == 1].mean()))
+        return (ds.X, ds.T, ds.Y, tuple(ds.outcome_bounds), ds.x_bounds, float(ds.tau.mean()), False,
+                float(ds.tau[ds.T == 1].mean()))
     raise ValueError(name)
 
 

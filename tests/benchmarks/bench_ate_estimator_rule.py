@@ -16,7 +16,7 @@ XB = {"k_study": (-5.0, 5.0), "binary": (-5.0, 5.0)}
 def sample(name, n, seed):
     if name == "mixed":
         ds = mixed_covariates(n, random_state=seed)
-        return ds.X, ds.A, ds.Y, float(ds.tau.mean()), ds.y_bounds, ds.x_bounds, 0.1
+        return ds.X, ds.T, ds.Y, float(ds.tau.mean()), ds.outcome_bounds, ds.x_bounds, 0.1
     ds = dict(k_study=ate_k_study, binary=ate_binary)[name](n, random_state=seed)
     return ds.X, ds.T, ds.Y, ds.ate, ds.outcome_bounds, XB[name], ds.propensity_clip
 

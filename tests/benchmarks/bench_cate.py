@@ -24,7 +24,7 @@ def one(final, calibration, n):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = DPCATE(final=final, calibration=calibration, epsilon=1.0, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
+        est = DPCATE(final=final, calibration=calibration, epsilon=1.0, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
                      random_state=0, allow_data_dependent_scale=(calibration == "ges"))   # ges: NOT DP, timed only
         t1 = time.perf_counter(); est.fit(ds.Y, ds.T, X=ds.X); t2 = time.perf_counter()
         est.effect(q.X); t3 = time.perf_counter()

@@ -33,8 +33,8 @@ def run(p, n, eps, final, reps, seed0=0):
     rows = dict(pt=[], pt_noise=[], avg=[], avg_noise=[], w_pt=[], w_avg=[], wide=[])
     for r in range(reps):
         ds = dgp.sample(n, random_state=seed0 + r)
-        est = DPCATE(final=final, epsilon=eps, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds,
-                     accountant=PrivacyAccountant(), random_state=seed0 + r).fit(ds.Y, ds.A, X=ds.X)
+        est = DPCATE(final=final, epsilon=eps, delta=1e-5, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
+                     accountant=PrivacyAccountant(), random_state=seed0 + r).fit(ds.Y, ds.T, X=ds.X)
         lo, hi = est.effect_interval(Xq)
         nlo, nhi = est.noise_interval(Xq)
         alo, ahi = est.ate_interval(Xq)

@@ -31,7 +31,7 @@ def runners(n):
         "DPLogisticRegression objective, ε=1, δ=1e-6": lambda: DPLogisticRegression(1.0, 1e-6, lam=LAM, feature_map=fm(), random_state=0).fit(X, y),
         "DPLogisticRegression output, ε=1, δ=1e-6": lambda: DPLogisticRegression(1.0, 1e-6, lam=LAM, method="output", feature_map=fm(), random_state=0).fit(X, y),
         "sklearn Ridge": lambda: Ridge(alpha=n * LAM, fit_intercept=False).fit(fm().transform(X), yr),
-        "DPRidgeRegression output, ε=1, δ=1e-6": lambda: DPRidgeRegression(1.0, 1e-6, lam=LAM, y_bounds=(-1, 1), feature_map=fm(), random_state=0).fit(X, yr),
+        "DPRidgeRegression output, ε=1, δ=1e-6": lambda: DPRidgeRegression(1.0, 1e-6, lam=LAM, outcome_bounds=(-1, 1), feature_map=fm(), random_state=0).fit(X, yr),
     }
 
 def measure(f, reps):

@@ -22,7 +22,7 @@ EPS = (0.5, 1, 2, 4, 8, 16, np.inf)
 def _before(ds, eps, rep):
     from dp_causal_nb.cate import DPCATE
     from dp_causal_nb.accounting import PrivacyAccountant
-    return DPCATE(final="ridge", epsilon=eps, x_bounds=ds.x_bounds, outcome_bounds=ds.y_bounds, random_state=rep,
+    return DPCATE(final="ridge", epsilon=eps, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds, random_state=rep,
                   accountant=PrivacyAccountant()).fit(ds.Y, ds.T, X=ds.X)
 
 
@@ -32,16 +32,16 @@ def _after(ds, eps, rep, params=None, X=None, x_bounds=None):
     from dp_causal_nb import cate
     from dp_causal_nb.accounting import PrivacyAccountant
     X, xb = (ds.X, ds.x_bounds) if X is None else (X, x_bounds)
-    est = cate.DPCATE(epsilon=eps, x_bounds=xb, outcome_bounds=ds.y_bounds, accountant=PrivacyAccountant(), random_state=rep)
+    est = cate.DPCATE(epsilon=eps, x_bounds=xb, outcome_bounds=ds.outcome_bounds, accountant=PrivacyAccountant(), random_state=rep)
     if params is None: return est.fit(ds.Y, ds.T, X=X)
     with mock.patch.object(cate, "default_cate_params", lambda *a, **k: dict(params)):
         return est.fit(ds.Y, ds.T, X=X)
 
 
-def _constant_params(n, d, eps, y_bounds):
+def _constant_params(n, d, eps, outcome_bounds):
     "The rule's parameters with the private constant forced (the baseline every shape is compared with)."
     from dp_causal_nb.cate_defaults import default_cate_params
-    return default_cate_params(n, d, eps, 1e-5, y_bounds, split=0.5) | dict(mode="constant", ate_share=1.0,
+    return default_cate_params(n, d, eps, 1e-5, outcome_bounds, split=0.5) | dict(mode="constant", ate_share=1.0,
                                                                              feature_map=None, lam=None)
 
 
@@ -120,11 +120,11 @@ def tune():
         ps = []
         for seed in range(1000, 1003):
             ds = make(n, random_state=seed); q = ds.dgp.sample(2000, np.random.default_rng(10_000 + seed))
-            d, R = ds.X.shape[1], float(ds.y_bounds[1] - ds.y_bounds[0])
+            d, R = ds.X.shape[1], float(ds.outcome_bounds[1] - ds.outcome_bounds[0])
             if mode == "constant":
-                p = _constant_params(n, d, eps, ds.y_bounds)
+                p = _constant_params(n, d, eps, ds.outcome_bounds)
             else:
-                p = default_cate_params(n, d, eps, 1e-5, ds.y_bounds, split=0.8)
+                p = default_cate_params(n, d, eps, 1e-5, ds.outcome_bounds, split=0.8)
                 p |= dict(mode="function", feature_map="rff" if d <= 10 else "affine", shape_learner="dr",
                           target_clip=clip * R, lam=float(np.clip(A * p["nu"] ** (2 / 3), 1e-4, 100.0)),
                           ate_share=float(np.clip(ATE_SHARE[0] * p["nu"] * d, ATE_SHARE[1], ATE_SHARE[2])))
@@ -166,10 +166,10 @@ def tune_affine():
                 ps = []
                 for (ds, q), seed in zip(data, (1000, 1001, 1002)):
                     if A is None:
-                        p = _constant_params(n, d, eps, ds.y_bounds)
+                        p = _constant_params(n, d, eps, ds.outcome_bounds)
                     else:
-                        p = default_cate_params(n, d, eps, 1e-5, ds.y_bounds, split=0.8)
-                        R = float(ds.y_bounds[1] - ds.y_bounds[0])
+                        p = default_cate_params(n, d, eps, 1e-5, ds.outcome_bounds, split=0.8)
+                        R = float(ds.outcome_bounds[1] - ds.outcome_bounds[0])
                         p |= dict(mode="function", feature_map="affine", shape_learner="dr", target_clip=R,
                                   center_targets=True, lam=float(np.clip(A * p["nu"] ** (2 / 3), 1e-4, 1.0)),
                                   ate_share=float(np.clip(ATE_SHARE[0] * p["nu"] * d, ATE_SHARE[1], ATE_SHARE[2])))
@@ -204,7 +204,7 @@ def robustness():
                 for seed in (0, 1, 2):
                     ds, X, xb, Xq, tau = _padded(n, seed, extra)
                     for how in res:
-                        p = _constant_params(n, X.shape[1], eps, ds.y_bounds) if how == "constant" else None
+                        p = _constant_params(n, X.shape[1], eps, ds.outcome_bounds) if how == "constant" else None
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore"); est = _after(ds, eps, seed, params=p, X=X, x_bounds=xb)
                         res[how].append(pehe(est.effect(Xq), tau))
