@@ -37,18 +37,20 @@ class FoldFallbackWarning(UserWarning):
 # %% auto #0
 __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CENTRE_SHARE', 'SCORE_CLIP_SHARE',
            'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'TREATED_COUNT_SHARE', 'RARE_ARM_Z',
-           'DESIGNS', 'LIN_MIN_EPSILON', 'LIN_MIN_SCALE', 'ROUTES', 'ATT_MODEL_SHARE', 'FoldFallbackWarning',
-           'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity', 'make_folds',
-           'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval', 'feasible_ate_range',
-           'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity', 'split_nuisance_lam',
-           'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram', 'choose_clip_level',
-           'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
-           'RareArmError', 'minority_share', 'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit',
-           'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release',
-           'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+           'DESIGNS', 'LIN_MIN_EPSILON', 'LIN_MIN_SCALE', 'DPATE_INPUTS', 'ROUTES', 'ATT_MODEL_SHARE',
+           'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
+           'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
+           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
+           'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram',
+           'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval',
+           'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share', 'minority_share_release',
+           'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores',
+           'FinalRelease', 'final_release', 'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts',
+           'MetaAnalysis', 'meta_analysis']
 
-# %% ../nbs/11_dp_ate.ipynb #b879357d
+# %% ../nbs/11_dp_ate.ipynb #1a759fd7
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
+from .core import Choice, Range, check_public_inputs
 
 # %% ../nbs/11_dp_ate.ipynb #73591c9d
 def _check_estimator(estimator) -> str:
@@ -927,13 +929,12 @@ def _dpate_budget(self, n):
     if dlt == 0: raise ValueError("delta must lie in (0, 1): the Gaussian mechanism needs delta > 0 (or give mu)")
     return gdp_mu(eps, dlt), eps, dlt
 
-# %% ../nbs/11_dp_ate.ipynb #17731b06
-@method_of(DPATE, "_clip_policy")
-def _dpate_clip_policy(self) -> bool:
-    "True to clip out-of-bounds outcomes (out_of_bounds='clip'), False to refuse them ('raise')."
-    if self.out_of_bounds not in ("raise", "clip"):
-        raise ValueError(f"out_of_bounds must be 'raise' or 'clip', got {self.out_of_bounds!r}")
-    return self.out_of_bounds == "clip"
+# %% ../nbs/11_dp_ate.ipynb #e2bfdc81
+DPATE_INPUTS = dict(estimand=Choice("ate", "att"), design=Choice(*DESIGNS), out_of_bounds=Choice("raise", "clip"),
+                    level=Range(low=0, high=1), score_clip=Choice("auto", "none"),
+                    stderr_method=Choice("projection", "theorem1"), ci_method=Choice("corrected", "paper"),
+                    stderr_share=Range(optional=True, low=0, high=1, low_inclusive=True),
+                    nuisance_lam=Range(optional=True, low=0))
 
 # %% ../nbs/11_dp_ate.ipynb #6f0555ca
 @method_of(DPATE, "_design")
@@ -959,7 +960,7 @@ def _dpate_accountant(self, design, mu, eps, dlt):
     else: raise TypeError(f"accountant must be a PrivacyAccountant or GDPAccountant, got {type(acc).__name__}")
     return acc
 
-# %% ../nbs/11_dp_ate.ipynb #a2878743
+# %% ../nbs/11_dp_ate.ipynb #bdb0dabb
 @method_of(DPATE, "fit")
 def _dpate_fit(self, Y, T, *, X=None, folds=None):
     """Fit the nuisances and release the private ATE and interval.
@@ -975,9 +976,9 @@ def _dpate_fit(self, Y, T, *, X=None, folds=None):
     -------
     self
     """
-    clip = self._clip_policy()              # a public parameter's error: before the guard
+    inputs = check_public_inputs(self, DPATE_INPUTS)      # a public parameter's error: before the guard
     try:
-        with atomic_fit(self), release_guard(): return self._release(Y, T, X, folds, clip)
+        with atomic_fit(self), release_guard(): return self._release(Y, T, X, folds, inputs)
     except RareArmError as e:   # a fresh error: the release's frames (data, the noise stream) stay unreachable
         refused = RareArmError(str(e), e.minority_share)
     except Exception as e:      # any other error: the same one, cut from the release's frames and from its context
@@ -997,7 +998,7 @@ def _dpate_covariates(self, X, clip_to_bounds:bool):
                          "would not be DP; declare the schema from public facts (or use epsilon=np.inf)")
     return (np.clip(cov.X, *cov.x_bounds) if clip_to_bounds else cov.X), cov.x_bounds   # as DP-ERM's feature map
 
-# %% ../nbs/11_dp_ate.ipynb #6104e9f6
+# %% ../nbs/11_dp_ate.ipynb #421a91d9
 ROUTES = ("dim", "lin", "att", "score")   # the kinds of release: `_check_<kind>` then `_release_<kind>`
 
 @method_of(DPATE, "_route")
@@ -1005,8 +1006,6 @@ def _dpate_route(self, X, folds) -> tuple:
     """(kind, estimator, covariates, budget) from public inputs: the estimator rule (`choose_estimator`), the lin rule
     (`prefers_lin`, which needs n, the encoded width d and ε: the covariates and budget it computed are passed on)."""
     est = choose_estimator(self.estimator, self.randomized)
-    if self.estimand not in ("ate", "att"):
-        raise ValueError(f"estimand must be 'ate' or 'att', got {self.estimand!r}")
     if (est == "dim" and str(self.estimator).lower() == "auto" and self.estimand == "ate" and X is not None
             and self.x_bounds is not None and folds is None and self.design == "auto"):
         cov = self._covariates(X, True)                          # public: n, the encoded width d, the budget
@@ -1016,23 +1015,24 @@ def _dpate_route(self, X, folds) -> tuple:
     if est in ("dim", "lin"): return est, est, None, None
     return ("att" if self.estimand == "att" else "score"), est, None, None
 
-# %% ../nbs/11_dp_ate.ipynb #7fe45a16
+# %% ../nbs/11_dp_ate.ipynb #b3fbaf76
 @method_of(DPATE, "_release")
-def _dpate_release(self, Y, T, X, folds, clip):
+def _dpate_release(self, Y, T, X, folds, inputs:dict):
     "The skeleton above; returns self with the fitted state of the `ATEFit` the release returned."
     kind, est, cov, budget = self._route(X, folds)
-    plan = getattr(self, f"_check_{kind}")(est, X, folds, cov)   # public inputs only: a dict for the release
+    plan = getattr(self, f"_check_{kind}")(est, X, folds, cov, inputs)   # public inputs only: the release's plan
+    clip = inputs["out_of_bounds"] == "clip"
     Yc, t, x, n, B = _prepare(Y, T, plan.pop("X"), self.outcome_bounds, clip)   # the only check of the data
     if budget is None: budget = self._budget(n)
     fitted = getattr(self, f"_release_{kind}")(Yc, t, x, B, budget, **plan)
     vars(self).update(fitted.attributes())                       # the fitted state, set in one place
     return self
 
-# %% ../nbs/11_dp_ate.ipynb #4767b530
+# %% ../nbs/11_dp_ate.ipynb #b3d3ac2a
 @method_of(DPATE, "_check_dim")
-def _dpate_check_dim(self, est, X, folds, cov) -> dict:
+def _dpate_check_dim(self, est, X, folds, cov, inputs:dict) -> dict:
     "The difference in means' public inputs (no design, no folds; X is not used)."
-    level = check_scalar(self.level, "level", low=0, high=1)
+    level = inputs["level"]
     if self.design != "auto":
         raise ValueError("design applies to the score estimators 'g', 'ipw', 'aipw'; estimator='dim' fits no "
                          f"nuisance model: leave design='auto' (got {self.design!r})")
@@ -1056,11 +1056,11 @@ def _dpate_release_dim(self, Yc, t, x, B, budget, *, level) -> ATEFit:
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
                   noise_sd_ate_=float(np.sqrt(r["noise_var"])), released_sums_=v)
 
-# %% ../nbs/11_dp_ate.ipynb #613c3e61
+# %% ../nbs/11_dp_ate.ipynb #5b63d322
 @method_of(DPATE, "_check_lin")
-def _dpate_check_lin(self, est, X, folds, cov) -> dict:
+def _dpate_check_lin(self, est, X, folds, cov, inputs:dict) -> dict:
     "Lin's adjustment's public inputs; `cov`: (X, x_bounds) already encoded by the lin rule (`_route`), or None."
-    level = check_scalar(self.level, "level", low=0, high=1)
+    level = inputs["level"]
     if self.design != "auto" or folds is not None:
         raise ValueError("design and folds apply to the score estimators 'g', 'ipw', 'aipw'; estimator='lin' fits "
                          "one regression on the whole sample: leave design='auto' and folds=None")
@@ -1090,28 +1090,20 @@ def _dpate_release_lin(self, Yc, t, x, B, budget, *, x_bounds, level) -> ATEFit:
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
                   noise_sd_ate_=sd)
 
-# %% ../nbs/11_dp_ate.ipynb #0e2ef8d8
+# %% ../nbs/11_dp_ate.ipynb #68af2f18
 @method_of(DPATE, "_check_score")
-def _dpate_check_score(self, est, X, folds, cov) -> dict:
+def _dpate_check_score(self, est, X, folds, cov, inputs:dict) -> dict:
     "The score designs' public inputs (Theorems 1, 2, 2b, 2c), checked before the data are read."
     c, design = _check_clip(self.propensity_clip), self._design()
-    if self.score_clip not in ("auto", "none"):
-        raise ValueError(f"score_clip must be 'auto' or 'none', got {self.score_clip!r}")
-    share = self.stderr_share
+    share, level = inputs["stderr_share"], inputs["level"]
     private_models = design in ("split", "crossfit")       # the designs with DP-ERM nuisances (Theorems 2, 2c)
-    if share is not None: share = check_scalar(share, "stderr_share", low=0, high=1, low_inclusive=True)
-    if self.stderr_method not in ("projection", "theorem1"):
-        raise ValueError(f"stderr_method must be 'projection' or 'theorem1', got {self.stderr_method!r}")
-    if self.ci_method not in ("corrected", "paper"):
-        raise ValueError(f"ci_method must be 'corrected' or 'paper', got {self.ci_method!r}")
-    level = check_scalar(self.level, "level", low=0, high=1)
     split = lam = models = None
     if private_models:
         split = _check_split(self.split, est) if design == "split" else None
         if design == "crossfit" and self.split is not None:
             raise ValueError("split applies to design='split' (the cross-fitted design's parts are fixed: "
                              "crossfit_sizes)")
-        lam = None if self.nuisance_lam is None else check_scalar(self.nuisance_lam, "nuisance_lam", low=0)
+        lam = inputs["nuisance_lam"]
         if X is None: raise ValueError(f"design={design!r} needs covariates X (and their public x_bounds)")
         if folds is not None: raise ValueError("folds apply to design='fold' only")
         if self.x_bounds is None:
@@ -1648,15 +1640,15 @@ def _att_residuals(Yc, t, x, *, design, x_bounds, lam, B, eps, dlt, acc, label, 
             block.spend(eps, dlt, part="final", label="treated mean residual and its standard error")
     return r[keep], t[keep], int(keep.sum()), sd
 
-# %% ../nbs/11_dp_ate.ipynb #9b08deaf
+# %% ../nbs/11_dp_ate.ipynb #51a8b674
 @method_of(DPATE, "_check_att")
-def _dpate_check_att(self, est, X, folds, cov) -> dict:
+def _dpate_check_att(self, est, X, folds, cov, inputs:dict) -> dict:
     "The effect on the treated's public inputs (Theorem 2d)."
     if not isinstance(self.estimator, str) or self.estimator.lower() not in ("auto", "g"):
         raise ValueError("estimand='att' is estimated by regression adjustment on a private control model "
                          f"(estimator='auto' or 'g'), or by the difference in means of a declared randomised "
                          f"trial (randomized=True); got estimator={self.estimator!r}")
-    design, level = self._design(), check_scalar(self.level, "level", low=0, high=1)
+    design, level = self._design(), inputs["level"]
     if design not in ("split", "crossfit"):
         raise ValueError("estimand='att' needs design='split' or 'crossfit' (declare x_bounds), or a declared "
                          "randomised trial (randomized=True)")
@@ -1664,9 +1656,8 @@ def _dpate_check_att(self, est, X, folds, cov) -> dict:
     if self.split is not None: raise ValueError("split applies to estimand='ate' (the ATT uses ATT_MODEL_SHARE)")
     if X is None or self.x_bounds is None:
         raise ValueError(f"estimand='att' with design={design!r} needs covariates X and public x_bounds")
-    lam = None if self.nuisance_lam is None else check_scalar(self.nuisance_lam, "nuisance_lam", low=0)
     X, xb = self._covariates(X, True)
-    return dict(X=X, x_bounds=xb, design=design, level=level, lam=lam)
+    return dict(X=X, x_bounds=xb, design=design, level=level, lam=inputs["nuisance_lam"])
 
 # %% ../nbs/11_dp_ate.ipynb #f5f3412d
 @method_of(DPATE, "_att_plan")

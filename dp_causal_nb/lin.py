@@ -10,11 +10,11 @@ import numpy as np
 from scipy.special import ndtri   # the normal quantile, without importing scipy.stats
 
 # %% auto #0
-__all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'lin_features', 'gram_statistics', 'unpack_gram', 'arm_coefficients',
+__all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'LIN_INPUTS', 'lin_features', 'gram_statistics', 'unpack_gram', 'arm_coefficients',
            'adjusted_range', 'adjusted_outcomes', 'LinRelease', 'lin_estimate', 'lin_draw', 'lin_release',
            'DPLinAdjustment']
 
-# %% ../nbs/10c_dp_lin.ipynb #18b38657
+# %% ../nbs/10c_dp_lin.ipynb #83237650
 from .core import (atomic_fit, check_array, check_binary_treatment, check_bounds, check_consistent_length,
                                check_epsilon_delta, check_scalar, clean_cells, is_private, release_guard,
                                method_of)
@@ -24,6 +24,7 @@ from .secure_noise import grid_release, noise_rng, plan_gaussian
 from .features import StandardizeToBounds
 from .dim import ConstantEffect, dim_estimate, dim_release
 from .summary import Summary
+from .core import Budget, Range, check_public_inputs
 from .second_stage import clamp_to_feasible
 
 # %% ../nbs/10c_dp_lin.ipynb #6d0318c8
@@ -268,12 +269,14 @@ class DPLinAdjustment(ConstantEffect):
                     x_bounds=self.x_bounds, level=self.level, accountant=self.accountant, label=self.label,
                     random_state=self.random_state)
 
-# %% ../nbs/10c_dp_lin.ipynb #367596ea
+# %% ../nbs/10c_dp_lin.ipynb #9911e0de
+LIN_INPUTS = dict(epsilon=Budget(require_delta=True), level=Range(low=0, high=1))
+
+# %% ../nbs/10c_dp_lin.ipynb #99fabe5f
 @method_of(DPLinAdjustment, "fit")
 def _lin_fit(self, Y, T, *, X=None):
     "Release the regression-adjusted ATE of `Y` between the arms of `T`, adjusted for the covariates `X`."
-    if self.epsilon is None:
-        raise ValueError("give a privacy budget: epsilon (and delta), e.g. epsilon=1.0 (np.inf: non-private)")
+    check_public_inputs(self, LIN_INPUTS)         # public inputs, before the data are read
     with atomic_fit(self), release_guard():
         r = lin_release(Y, T, X, outcome_bounds=self.outcome_bounds, x_bounds=self.x_bounds,
                         epsilon=self.epsilon, delta=self.delta, level=self.level, accountant=self.accountant,
