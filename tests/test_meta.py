@@ -55,7 +55,7 @@ def test_ebm_int_seed_is_reported():
     "An int random_state makes interpret's noise deterministic: the pipeline re-raises its warning as PrivacyLeakWarning."
     Y, T, X = _data()
     with pytest.warns(PrivacyLeakWarning, match="deterministic"):
-        DPSLearner(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=PrivacyAccountant(), random_state=0,
+        DPSLearner(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0, accountant=PrivacyAccountant(), random_state=0,
                    outcome_model=DPExplainableBoostingRegressor(n_jobs=1, max_rounds=30)).fit(Y, T, X=X)
 
 @ebm
@@ -64,14 +64,14 @@ def test_ebm_refused_in_weighted_modules(L):
     "Weighted modules refuse DP-EBM before anything is charged or fitted (interpret refuses zero weights)."
     Y, T, X = _data(); acc = PrivacyAccountant()
     with pytest.raises(ValueError, match="weighted module"):
-        L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=acc, **_ebm_kw()).fit(Y, T, X=X)
+        L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0, accountant=acc, **_ebm_kw()).fit(Y, T, X=X)
     assert acc.ledger == []
 
 def test_charge_is_max_not_sum():
     Y, T, X = _data()
     for L, k in ((DPSLearner, 1), (DPTLearner, 2), (DPXLearner, 5), (DPRLearner, 3), (DPDRLearner, 3)):
         acc = PrivacyAccountant(epsilon=1.0, delta=1e-5)
-        L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=acc, random_state=1).fit(Y, T, X=X)
+        L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0, accountant=acc, random_state=1).fit(Y, T, X=X)
         assert acc.spent == (1.0, 1e-5) and len(acc.ledger) == 1 and len(acc.ledger[0].parts) == k
 
 def test_fitted_learner_holds_no_records_and_clones():
@@ -82,7 +82,8 @@ def test_fitted_learner_holds_no_records_and_clones():
     for n in (400, 4000):
         Y, T, X = _data(n)
         for L in (DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner):
-            m = L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=PrivacyAccountant(), random_state=1).fit(Y, T, X=X)
+            m = L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0, accountant=PrivacyAccountant(),
+                  random_state=1).fit(Y, T, X=X)
             m.charged_to_ = None   # the ledger is shared state, not part of the release
             sizes.append((L.__name__, n, len(pickle.dumps(m))))
             c = clone(m); assert c.get_params() == m.get_params() and not hasattr(c, "models_")
@@ -124,5 +125,6 @@ def test_learners_partition_is_data_free(monkeypatch):
     for L in (DPTLearner, DPXLearner, DPDRLearner):
         seen.clear()
         for t in (T, T1):
-            L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), accountant=PrivacyAccountant(), random_state=3).fit(Y, t, X=X)
+            L(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0, accountant=PrivacyAccountant(),
+              random_state=3).fit(Y, t, X=X)
         assert len(seen) == 2 and all(np.array_equal(a, b) for a, b in zip(*seen))

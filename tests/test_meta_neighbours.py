@@ -165,7 +165,7 @@ except ImportError:
 def test_ebm_path_structure_is_data_free(L):
     "DP-EBM modules: no warning, same public structure (bounds, target range, bag weights, iterations) on neighbours."
     n = 120; Y, T, X = _base(n, 2, 0)
-    kw = lambda: dict(outcome_bounds=(-2, 2), x_bounds=(-1, 1),
+    kw = lambda: dict(outcome_bounds=(-2, 2), x_bounds=(-1, 1), epsilon=1.0,
                       propensity_model=DPExplainableBoostingClassifier(n_jobs=1, max_rounds=10, outer_bags=1),
                       outcome_model=DPExplainableBoostingRegressor(n_jobs=1, max_rounds=10, outer_bags=1),
                       final_model=DPExplainableBoostingRegressor(n_jobs=1, max_rounds=10, outer_bags=1))
@@ -215,7 +215,7 @@ def test_module_warning_stays_captured_under_thread_backend():
             with warnings.catch_warnings(record=True) as rec:
                 warnings.simplefilter("always")
                 with parallel_config(backend="threading"):
-                    DPTLearner(outcome_bounds=(-1, 1), x_bounds=(-1, 1), random_state=RS, n_jobs=2,
+                    DPTLearner(outcome_bounds=(-1, 1), x_bounds=(-1, 1), epsilon=1.0, random_state=RS, n_jobs=2,
                                accountant=PrivacyAccountant(), outcome_model=declare_private(_EventModel(), 1.0, 1e-5)).fit(Y, T, X=X)
             leaked.append(sorted(str(w.message) for w in rec if "data-dependent" in str(w.message)))
         seen.append(leaked)
