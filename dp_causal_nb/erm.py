@@ -21,14 +21,15 @@ from .secure_noise import (GridPlan, plan_gaussian, plan_laplace, grid_release, 
 from collections.abc import Mapping
 
 # %% auto #0
-__all__ = ['OBJECTIVE_FP_SHARE', 'LAM_FLOOR', 'NewtonBound', 'logistic_newton_bound', 'solve_logistic', 'solve_ridge',
-           'erm_sensitivity', 'ridge_lipschitz', 'NoiseSpec', 'output_perturbation_noise', 'release_plan',
-           'perturb_output', 'ObjectivePerturbation', 'objective_perturbation_params', 'ObjectivePlan',
+__all__ = ['OBJECTIVE_FP_SHARE', 'LAM_FLOOR', 'ERM_INPUTS', 'NewtonBound', 'logistic_newton_bound', 'solve_logistic',
+           'solve_ridge', 'erm_sensitivity', 'ridge_lipschitz', 'NoiseSpec', 'output_perturbation_noise',
+           'release_plan', 'perturb_output', 'ObjectivePerturbation', 'objective_perturbation_params', 'ObjectivePlan',
            'objective_plan', 'objective_noise', 'objective_release', 'check_lam', 'ridge_noise', 'logistic_noise',
            'DPLogisticRegression', 'DPRidgeRegression']
 
-# %% ../nbs/04_dp_erm.ipynb #751d0936
+# %% ../nbs/04_dp_erm.ipynb #af5918a6
 from .core import clean_cells, release_guard, method_of   # input policy, fit guard, methods (00_core)
+from .core import Budget, Range, check_public_inputs
 
 # %% ../nbs/04_dp_erm.ipynb #72375e7b
 _U = np.finfo(float).eps / 2                         # unit roundoff of float64
@@ -338,7 +339,7 @@ def _check_weights(sample_weight, weight_bound, n):
                              "is part of the privacy guarantee)")
     return w, wb
 
-# %% ../nbs/04_dp_erm.ipynb #6163dbd8
+# %% ../nbs/04_dp_erm.ipynb #2d022ca4
 def _project_rows(Phi, R):
     """Rows longer than R scaled back to norm R
     (a fixed per-record map: the norm bound holds whatever the feature map does)."""
@@ -413,7 +414,7 @@ def _dperm_fit(self, X, y, sample_weight=None):
     of a spend that succeeded stays spent)."""
     with atomic_fit(self), release_guard(): return self._fit(X, y, sample_weight)
 
-# %% ../nbs/04_dp_erm.ipynb #6439be11
+# %% ../nbs/04_dp_erm.ipynb #fc9c0e81
 @method_of(_DPERM, "_missing_bounds")
 def _dperm_missing_bounds(self, sample_weight) -> tuple:
     "Names of the public bounds this fit would infer; raises ValueError (before touching the data) unless opted in."
@@ -449,11 +450,14 @@ def _dperm_bind_feature_map(self, X, inferred, x_bounds="declared"):
         fm = fm.bind(X, allow_inferred_bounds=True) if isinstance(fm, _FeatureMapBase) else fm.bind(X)
     return fm
 
-# %% ../nbs/04_dp_erm.ipynb #8c6c12e2
+# %% ../nbs/04_dp_erm.ipynb #531a2dce
+ERM_INPUTS = dict(epsilon=Budget(), lam=Range(low=0))
+
+# %% ../nbs/04_dp_erm.ipynb #62918234
 @method_of(_DPERM, "_prepare")
 def _dperm_prepare(self, X, y, sample_weight, inferred):
-    eps = check_scalar(self.epsilon, "epsilon", low=0, allow_inf=True)
-    lam = check_scalar(self.lam, "lam", low=0)
+    p = check_public_inputs(self, ERM_INPUTS)
+    eps, lam = p["epsilon"][0], p["lam"]
     xb = "declared"
     if isinstance(self.x_bounds, Mapping) or hasattr(self.x_bounds, "encoded_bounds") or hasattr(X, "columns"):
         declared = self.x_bounds if self.x_bounds is not None else getattr(self.feature_map, "x_bounds", None)
@@ -512,7 +516,7 @@ def _dperm_features(self, X):
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
     return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
 
-# %% ../nbs/04_dp_erm.ipynb #1a0bac92
+# %% ../nbs/04_dp_erm.ipynb #5d214ee6
 class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
@@ -531,9 +535,10 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
 
     Parameters
     ----------
-    epsilon, delta : float, default 1.0, 0.0
-        Privacy budget of the fit (``epsilon=np.inf``: non-private; ``delta=0``: pure ε, by output perturbation
-        under ``method="auto"``; a δ > 0 enables objective perturbation, usually far more accurate at small lam).
+    epsilon, delta : float (required), default delta 0.0
+        Privacy budget of the fit, no default (``epsilon=np.inf``: non-private; ``delta=0``: pure ε, by output
+        perturbation under ``method="auto"``; a δ > 0 enables objective perturbation, usually far more accurate at
+        small lam).
     lam : float, default 1e-3
         Penalty of the library convention (1/n)Σ wᵢ ℓ + (lam/2)‖θ‖².
     method : {"auto", "objective", "output"}, default "auto"
@@ -571,9 +576,9 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     >>> m.predict_proba(X[:3]).shape, m.epsilon_spent_
     ((3, 2), 1.0)
     """
-    def __init__(self, epsilon:float=1.0, delta:float=0.0, lam:float=1e-3, method:str="auto", feature_map=None,
-                 x_bounds=None, weight_bound=None, constants:str="tight", accountant=None, label:str|None=None,
-                 random_state=None, tol:float=1e-10, allow_inferred_bounds:bool=False):
+    def __init__(self, epsilon:float|None=None, delta:float=0.0, lam:float=1e-3, method:str="auto",
+                 feature_map=None, x_bounds=None, weight_bound=None, constants:str="tight", accountant=None,
+                 label:str|None=None, random_state=None, tol:float=1e-10, allow_inferred_bounds:bool=False):
         self.epsilon, self.delta, self.lam, self.method, self.feature_map = epsilon, delta, lam, method, feature_map
         self.x_bounds, self.weight_bound, self.constants = x_bounds, weight_bound, constants
         self.accountant, self.label, self.random_state, self.tol = accountant, label, random_state, tol
@@ -621,7 +626,7 @@ def _dplogisticregression_predict_proba(self, X):
 @method_of(DPLogisticRegression, "predict")
 def _dplogisticregression_predict(self, X): return (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/04_dp_erm.ipynb #609a97eb
+# %% ../nbs/04_dp_erm.ipynb #08ce3b20
 class DPRidgeRegression(RegressorMixin, _DPERM):
     """(ε, δ)-DP ridge regression on a public feature map by output perturbation (replace-one neighbours).
 
@@ -637,8 +642,8 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
 
     Parameters
     ----------
-    epsilon, delta : float, default 1.0, 1e-5
-        Privacy budget of the fit (``epsilon=np.inf``: non-private).
+    epsilon, delta : float (required), default delta 1e-5
+        Privacy budget of the fit, no default (``epsilon=np.inf``: non-private).
     lam : float, default 1e-2
         Penalty of the library convention (1/n)Σ wᵢ ½(yᵢ − c − θᵀφ(xᵢ))² + (lam/2)‖θ‖².
     outcome_bounds : (a, b)
@@ -671,15 +676,15 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
     ((3,), 1.0)
 
     A refit that fails (e.g. BudgetError) leaves the previously fitted state unchanged."""
-    def __init__(self, epsilon:float=1.0, delta:float=1e-5, lam:float=1e-2, outcome_bounds=None, feature_map=None,
-                 x_bounds=None, weight_bound=None, method:str="output", accountant=None, label:str|None=None,
-                 random_state=None, allow_inferred_bounds:bool=False):
+    def __init__(self, epsilon:float|None=None, delta:float=1e-5, lam:float=1e-2, outcome_bounds=None,
+                 feature_map=None, x_bounds=None, weight_bound=None, method:str="output", accountant=None,
+                 label:str|None=None, random_state=None, allow_inferred_bounds:bool=False):
         self.epsilon, self.delta, self.lam, self.outcome_bounds = epsilon, delta, lam, outcome_bounds
         self.feature_map, self.x_bounds, self.weight_bound, self.method = feature_map, x_bounds, weight_bound, method
         self.accountant, self.label, self.random_state = accountant, label, random_state
         self.allow_inferred_bounds = allow_inferred_bounds
 
-# %% ../nbs/04_dp_erm.ipynb #4b1fc9ac
+# %% ../nbs/04_dp_erm.ipynb #1fbfeee4
 @method_of(DPRidgeRegression, "_fit")
 def _dpridgeregression_fit(self, X, y, sample_weight=None):
     if self.method != "output":

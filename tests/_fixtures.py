@@ -76,7 +76,7 @@ def forced_centred(rule, **extra):
 
 # ---------- meta-learners: the near-tight audit design (described in tests/test_audit_meta.py) ------------------------
 U = np.ones(2) / np.sqrt(2)                       # φ(x = 1) under StandardizeToBounds on (-1, 1)
-FIXED = dict(propensity_model=DPLogisticRegression(lam=1000.0), outcome_model=DPRidgeRegression(lam=1000.0))
+FIXED = dict(propensity_model=DPLogisticRegression(epsilon=1.0, lam=1000.0), outcome_model=DPRidgeRegression(epsilon=1.0, lam=1000.0))
 
 
 def pair(N, t0, y0, t1, y1, bg_t=0, bg_y=0.0):

@@ -132,7 +132,7 @@ class _Const1(BaseEstimator):                    # public base map f(x) = 1, ||f
 
 def test_outcome_model_arm_flip_in_nuisance_half():
     n = 40; X = np.random.default_rng(0).uniform(0, 1, (n, 2)); A = (np.arange(n) % 2).astype(float)
-    om = DPRidgeRegression(lam=100.0, feature_map=_Const1(), outcome_bounds=YB)   # intercept per arm: Φ(x,a) = [1-a, a]
+    om = DPRidgeRegression(epsilon=1.0, lam=100.0, feature_map=_Const1(), outcome_bounds=YB)   # intercept per arm: Φ(x,a) = [1-a, a]
     fit = lambda eps, AA, YY: fit_dpcate(X, AA, YY, epsilon=eps, outcome_model=om)
     i1 = fit(EPS, A, np.zeros(n)).split_[0]; j = [k for k in i1 if A[k] == 0][0]
     Y = np.full(n, -1.0); Y[j] = 1.0                 # arm 0 loses a record far from its mean, arm 1 gains it

@@ -201,8 +201,8 @@ def test_refit_budget_error_keeps_state(kind):
 def test_sklearn_estimator_types():
     from sklearn.base import is_classifier, is_regressor
     from dp_causal_nb.erm import DPRidgeRegression
-    assert is_classifier(DPLogisticRegression()) and not is_regressor(DPLogisticRegression())
-    assert is_regressor(DPRidgeRegression()) and not is_classifier(DPRidgeRegression())
+    assert is_classifier(DPLogisticRegression(epsilon=1.0)) and not is_regressor(DPLogisticRegression(epsilon=1.0))
+    assert is_regressor(DPRidgeRegression(epsilon=1.0)) and not is_classifier(DPRidgeRegression(epsilon=1.0))
 
 @pytest.mark.parametrize("tol", [1e-2, 1e-7, 0.0, -1.0, np.inf])
 def test_solver_tolerance_validated(tol):
@@ -252,7 +252,7 @@ def test_default_path_refuses_both_pairs():
         with pytest.raises(ValueError, match=r"declare outcome_bounds"):
             DPRidgeRegression(epsilon=1.0, delta=1e-5, x_bounds=(0, 1)).fit(*D)
     with pytest.raises(ValueError, match=r"declare weight_bound"):
-        DPLogisticRegression(x_bounds=(0, 1)).fit(*logistic_pair()[0], sample_weight=np.ones(N_PAIR))
+        DPLogisticRegression(epsilon=1.0, x_bounds=(0, 1)).fit(*logistic_pair()[0], sample_weight=np.ones(N_PAIR))
     assert len(acc.ledger) == n0                                       # nothing charged
 
 @pytest.mark.parametrize("kind", ["logistic", "ridge"])
@@ -370,8 +370,8 @@ def test_clipped_neighbour_emits_same_warnings(kind):
     def run(Xd, yd):
         with warnings.catch_warnings(record=True) as ws:
             warnings.simplefilter("always")
-            (DPLogisticRegression(x_bounds=(-1, 1), random_state=0) if kind == "logistic"
-             else DPRidgeRegression(x_bounds=(-1, 1), outcome_bounds=(0, 1), delta=1e-6, random_state=0)).fit(Xd, yd)
+            (DPLogisticRegression(epsilon=1.0, x_bounds=(-1, 1), random_state=0) if kind == "logistic"
+             else DPRidgeRegression(epsilon=1.0, x_bounds=(-1, 1), outcome_bounds=(0, 1), delta=1e-6, random_state=0)).fit(Xd, yd)
         return [(w.category, str(w.message)) for w in ws]
     assert run(X, y) == run(Xo, yo) == []
 
@@ -387,4 +387,4 @@ def test_solver_returns_on_both_neighbours_at_the_floating_point_floor():
         for PP, yy in ((P, y0), (P_nb, y_nb)):
             th, info = solve_logistic(PP, yy, 1e-8 + op.Delta, np.full(2, 3.0), linear=b / 2, norm_bound=1.0, weight_bound=3.0)
             assert np.isfinite(th).all() and info["grad_norm"] <= info["tol"]
-    assert "max_iter" not in DPLogisticRegression().get_params()
+    assert "max_iter" not in DPLogisticRegression(epsilon=1.0).get_params()
