@@ -38,9 +38,11 @@ def test_normalisation_matches_sklearn(method):
 def test_bad_inputs_and_budget():
     X, T, y = data()
     acc = PrivacyAccountant(1.0)
-    with pytest.raises(ValueError, match="declare x_bounds"): DP2ERMClassifier(accountant=acc).fit(X, y, T=T)
-    with pytest.raises(ValueError, match="binary"): DP2ERMClassifier(x_bounds=(-1, 1), accountant=acc).fit(X, y, T=T + 3)
-    with pytest.raises(ValueError, match="labels"): DP2ERMClassifier(x_bounds=(-1, 1), accountant=acc).fit(X, y * 2, T=T)
+    declared = dict(epsilon=1.0, x_bounds=(-1, 1), accountant=acc)
+    with pytest.raises(ValueError, match="declare x_bounds"):
+        DP2ERMClassifier(epsilon=1.0, accountant=acc).fit(X, y, T=T)
+    with pytest.raises(ValueError, match="binary"): DP2ERMClassifier(**declared).fit(X, y, T=T + 3)
+    with pytest.raises(ValueError, match="labels"): DP2ERMClassifier(**declared).fit(X, y * 2, T=T)
     assert len(acc.ledger) == 0
     with pytest.raises(Exception, match="budget"): CompositionBaselineClassifier(epsilon=2.0, x_bounds=(-1, 1), accountant=acc).fit(X, y, T=T)
     assert len(acc.ledger) == 0
@@ -50,5 +52,25 @@ def test_pure_epsilon_is_refused_before_anything_is_charged():
     X, T, y = data()
     acc = PrivacyAccountant()
     with pytest.raises(ValueError, match="needs delta > 0"):
-        DP2ERMClassifier("ipw_known", delta=0.0, x_bounds=(-1, 1), accountant=acc).fit(X, y, T=T, propensity=0.5)
+        DP2ERMClassifier("ipw_known", epsilon=1.0, delta=0.0, x_bounds=(-1, 1), accountant=acc).fit(X, y, T=T,
+                                                                                                     propensity=0.5)
     assert len(acc.ledger) == 0
+
+
+@pytest.mark.parametrize("cls", [DP2ERMClassifier, CompositionBaselineClassifier])
+def test_no_default_budget(cls):
+    "ε has no default: a fit without one is refused with the library's sentence, before the data are read or charged."
+    X, T, y = data()
+    acc = PrivacyAccountant()
+    with pytest.raises(ValueError, match=rf"give a privacy budget: {cls.__name__}\(epsilon=\.\.\., delta=\.\.\.\)"):
+        cls(x_bounds=(-1, 1), accountant=acc).fit(X, y, T=T)
+    assert len(acc.ledger) == 0 and cls().epsilon is None
+
+def test_composition_charges_once_before_any_noise():
+    "The baseline's two releases are one spend on the caller's accountant, the sum of the two models' parts."
+    X, T, y = data()
+    acc = PrivacyAccountant()
+    m = CompositionBaselineClassifier(epsilon=1.0, delta=1e-6, split=0.3, x_bounds=(-1, 1), accountant=acc,
+                                      random_state=0).fit(X, y, T=T)
+    assert len(acc.ledger) == 1 and acc.ledger[0].epsilon == m.epsilon_spent_ == 0.3 + (1 - 0.3)
+    assert m.delta_spent_ == 1e-6
