@@ -264,11 +264,8 @@ def audit_mechanism(mechanism, # batch: (data, size, rng) -> (size,) or (size, d
 
     Parameters
     ----------
-    mechanism : callable
-        ``mechanism(data, size, rng)`` returning ``size`` independent outputs (``batch=True``), or
-        ``mechanism(data, rng)``.
-    D0, D1 : any
-        Neighbouring datasets (replace-one), chosen adversarially.
+    mechanism : callable; ``mechanism(data, size, rng)``: ``size`` independent outputs (batch), else ``(data, rng)``.
+    D0, D1 : any; neighbouring datasets (replace-one), chosen adversarially.
     n_runs, delta, alpha, statistic, batch, threshold, direction, n_candidates, random_state, progress :
         See the signature comments; half of the runs choose the test, the other half evaluate it.
     n_jobs : int, optional

@@ -528,38 +528,29 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     (1 without weights), valid if each weight depends only on its own record. The fitted model holds no training
     records.
 
-    Public bounds: x_bounds (here or on the feature map) and, with sample_weight, weight_bound must be declared;
-    otherwise fit raises ValueError before anything is charged. allow_inferred_bounds=True infers them from the data
-    (PrivacyLeakWarning) and the model is then NOT DP: epsilon_spent_ = inf, the accountant is charged (inf, 0),
-    private_guarantee says "not DP".
+    Public bounds: x_bounds and, with sample_weight, weight_bound must be declared (else ValueError before any
+    charge); allow_inferred_bounds=True infers them (PrivacyLeakWarning; NOT DP: charged (inf, 0)).
 
     Parameters
     ----------
-    epsilon, delta : float (required), default delta 0.0
-        Privacy budget of the fit, no default (``epsilon=np.inf``: non-private; ``delta=0``: pure ε, by output
-        perturbation under ``method="auto"``; a δ > 0 enables objective perturbation, usually far more accurate at
-        small lam).
+    epsilon, delta : float, no default for epsilon; delta 0.0
+        ``epsilon=np.inf``: non-private; ``delta=0``: pure ε (output perturbation); δ > 0: objective perturbation.
     lam : float, default 1e-3
         Penalty of the library convention (1/n)Σ wᵢ ℓ + (lam/2)‖θ‖².
     method : {"auto", "objective", "output"}, default "auto"
-        Objective perturbation (δ > 0 only: its floating-point release pays for rounding from δ), output
-        perturbation, or "auto": objective when δ > 0 and Theorem 3's plan exists for (ε, δ, d), else output
-        (a choice made from public inputs only).
+        "auto": objective perturbation when δ > 0 and Theorem 3's plan exists for (ε, δ, d), else output
+        perturbation (public inputs only).
     feature_map : public feature map (default `StandardizeToBounds`); x_bounds : PUBLIC covariate bounds.
-    weight_bound : float, optional
-        Public bound on the sample weights (required with `sample_weight`).
-    constants : {"tight", "paper"}, default "tight"
-        Constants of the objective-perturbation theorem.
+    weight_bound : float, optional; public bound on the sample weights (required with `sample_weight`).
+    constants : {"tight", "paper"}, default "tight"; constants of the objective-perturbation theorem.
     accountant : PrivacyAccountant, optional (None: the library-wide default); label : str, optional (ledger label).
     random_state : int, Generator or None
         The noise always comes from fresh OS entropy; random_state seeds it only inside ``reproducible_noise()``
         (teaching, tests: notebook 01a).
     tol : float in (0, 1e-8], default 1e-10
-        Newton tolerance on ‖∇J‖ (raised to a floating-point floor for tiny lam with large noise); the released point
-        is within about tol/(lam+Δ) of the exact minimiser the theorems are about. The damped Newton solver has a
-        proven step bound, so it cannot fail on in-domain data (no max_iter parameter on purpose).
-    allow_inferred_bounds : bool, default False
-        Infer missing bounds from the data (NOT DP, see above).
+        Newton tolerance on ‖∇J‖; the released point is within about tol/(lam+Δ) of the exact minimiser (the damped
+        Newton solver has a proven step bound: no max_iter on purpose).
+    allow_inferred_bounds : bool, default False; infer missing bounds from the data (NOT DP, see above).
 
     Attributes
     ----------
