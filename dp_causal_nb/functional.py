@@ -579,8 +579,8 @@ def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_st
     >>> from dp_causal_nb import cate, datasets, accounting
     >>> ds = datasets.dataset1(300, random_state=0)
     >>> est = cate.DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
-    ...                   bandwidth=0.4,
-    ...                   lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0).fit(ds.Y, ds.T, X=ds.X)
+    ...                   bandwidth=0.4, lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0)
+    >>> est = est.fit(ds.Y, ds.T, X=ds.X)
     >>> f = release_cate_function(est, random_state=1)
     >>> f(ds.X[:3]).shape
     (3,)
@@ -769,8 +769,8 @@ def release_shareable_cate_function(est, *, n_components:int=200, feature_seed=0
     >>> from dp_causal_nb import cate, datasets, accounting
     >>> ds = datasets.dataset1(300, random_state=0)
     >>> est = cate.DPCATE(final="kernel", epsilon=2.0, x_bounds=ds.x_bounds, outcome_bounds=ds.outcome_bounds,
-    ...                   bandwidth=0.4,
-    ...                   lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0).fit(ds.Y, ds.T, X=ds.X)
+    ...                   bandwidth=0.4, lam=0.05, accountant=accounting.PrivacyAccountant(), random_state=0)
+    >>> est = est.fit(ds.Y, ds.T, X=ds.X)
     >>> f = release_shareable_cate_function(est, n_components=50, random_state=1)
     >>> f(ds.X[:3]).shape
     (3,)
