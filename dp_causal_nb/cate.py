@@ -608,7 +608,7 @@ class DPCATE(_ReleaseReport, EstimatorBase):
 
     Attributes
     ----------
-    epsilon_, delta_, x_bounds_, outcome_bounds_ : the validated public inputs of the fit (``outcome_bounds_``: alias).
+    epsilon_, delta_, x_bounds_, outcome_bounds_ : the validated public inputs of the fit.
     calibration_ : str, the calibration used.
     release_info_ : dict, public description of the release (calibration, sensitivity, noise sd ``sigma``, ``dp``).
     clamped_ : bool, whether the last `effect`/`effect_interval`/`ate` output was clamped to the feasible range
