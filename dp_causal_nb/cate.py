@@ -1288,7 +1288,9 @@ def _release_report__interval(self, raw, Xq, alpha, average:bool, sampling:bool)
 # %% ../nbs/08_dp_cate.ipynb #f2ce1273
 @method_of(_ReleaseReport, "effect_interval")
 def _release_report_effect_interval(self, X=None, alpha:float=0.05):
-    """(lower, upper) (1 − alpha) intervals for the CATE τ(x) at the query points: sampling error and privacy noise.
+    """(lower, upper) (1 − alpha) intervals at the query points from the released fit's sampling error and privacy
+    noise: confidence intervals for τ(x) where the fit's bias is small next to them, not everywhere (notebook 08's
+    coverage table, `tests/benchmarks/cate_intervals.md`, says where; averages over a large public sample are covered).
 
     Half-width z·√(s_samp(x)² + s_noise(x)²), s_samp a (released, upper-bound) sampling sd (derivation above) for
     final 'auto' and 'ridge' with calibration 'parameter' (and any ridge at ε = ∞); other releases fall back to the
