@@ -19,10 +19,11 @@ from .two_stage import DP2ERMClassifier, CompositionBaselineClassifier, covariat
 __all__ = ['ITR_SETTINGS', 'RuleLearner', 'ITRFit', 'PrivateITR', 'rule_value', 'rule_accuracy', 'weights_ignored',
            'simulate_itr', 'run_itr_experiment']
 
-# %% ../nbs/16_itr.ipynb #a77418c7
+# %% ../nbs/16_itr.ipynb #d5411be1
 from collections.abc import Mapping
 from .core import clean_cells, release_guard, method_of   # the input policy, the fit guard (00_core)
 from .core import check_public_inputs, Budget             # the table of public inputs (00_core)
+from .core import check_bounds, check_scalar
 
 # %% ../nbs/16_itr.ipynb #b966f68c
 def _learner_box(learner):
@@ -30,7 +31,7 @@ def _learner_box(learner):
     box = learner.x_bounds if learner.x_bounds is not None else getattr(learner.feature_map, "x_bounds", None)
     return None if isinstance(box, Mapping) or hasattr(box, "encoded_bounds") else box
 
-# %% ../nbs/16_itr.ipynb #795cdf83
+# %% ../nbs/16_itr.ipynb #7dcda657
 class RuleLearner:
     "A public input: the private classifier a rule is learned with; `check` returns (kind of release, (ε, δ))."
     def check(self, learner, name:str) -> tuple:
@@ -38,10 +39,20 @@ class RuleLearner:
             raise TypeError(f"{name} must be a private classifier (DP2ERMClassifier, CompositionBaselineClassifier or "
                             f"DPLogisticRegression), got {type(learner).__name__}")
         kind = "logistic" if isinstance(learner, DPLogisticRegression) else "two_stage"
-        if kind == "logistic" and getattr(learner, "outcome_bounds_for_itr", None) is None:
+        if kind == "logistic": self._check_weights(learner, name)
+        return kind, Budget().check(learner)
+
+    def _check_weights(self, learner, name:str):
+        "A DPLogisticRegression rule weighs record i by clip(Yᵢ) − lo: its weight_bound must cover hi − lo."
+        ob = getattr(learner, "outcome_bounds_for_itr", None)
+        if ob is None:
             raise ValueError(f"{name}: a DPLogisticRegression must carry the public outcome_bounds_for_itr "
                              "(weights_ignored sets them)")
-        return kind, Budget().check(learner)
+        lo, hi = (float(v[0]) for v in check_bounds(ob, f"{name}.outcome_bounds_for_itr", 1))
+        wb = learner.weight_bound
+        if wb is None or check_scalar(wb, f"{name}.weight_bound", low=0) < hi - lo:
+            raise ValueError(f"{name}: weight_bound must be at least hi − lo = {hi - lo:g} of outcome_bounds_for_itr "
+                             f"(the weights are clip(Y) − lo), got {wb!r}")
 
 # %% ../nbs/16_itr.ipynb #c0120481
 @dataclass(frozen=True)
@@ -163,10 +174,10 @@ def rule_accuracy(d, mu0, mu1) -> float:
     "Fraction of test points where d recommends the truly optimal arm argmax(μ₀, μ₁)."
     return float(np.mean(np.asarray(d) == (np.asarray(mu1) > np.asarray(mu0)).astype(int)))
 
-# %% ../nbs/16_itr.ipynb #3a614a86
+# %% ../nbs/16_itr.ipynb #c83512c1
 def weights_ignored(epsilon, *, lam, x_bounds, outcome_bounds, delta=0.0, random_state=None, accountant=None):
     "Naive baseline: DP outcome-weighted logistic regression without balancing weights (weight_bound = hi − lo)."
-    lo, hi = outcome_bounds
+    lo, hi = (float(v[0]) for v in check_bounds(outcome_bounds, "outcome_bounds", 1))   # ±MAX_BOUND: no overflow
     m = DPLogisticRegression(epsilon=epsilon, delta=delta, lam=lam, x_bounds=x_bounds, weight_bound=hi - lo,
                              random_state=random_state, accountant=accountant or PrivacyAccountant())
     m.outcome_bounds_for_itr = (lo, hi)

@@ -12,7 +12,7 @@ from .core import PrivacyLeakWarning, check_array, check_bounds, clean_cells, me
 
 # %% auto #0
 __all__ = ['NumericColumn', 'CategoricalColumn', 'Schema', 'infer_schema', 'Covariates', 'resolve_covariates', 'as_1d',
-           'check_n_features', 'fit_covariates', 'query_covariates']
+           'check_n_features', 'covariate_names', 'fit_covariates', 'query_covariates']
 
 # %% ../nbs/00a_schema.ipynb #4d0b921d
 class _Sentinel:
@@ -472,7 +472,15 @@ def check_n_features(X, n_features:int, *, name:str="X", what:str="estimator") -
 # %% ../nbs/00a_schema.ipynb #c9c6eac3
 _PUBLISHED = ("feature_names_in_", "feature_names_out_", "schema_", "n_features_in_")
 
-# %% ../nbs/00a_schema.ipynb #d3090beb
+# %% ../nbs/00a_schema.ipynb #b8219188
+def covariate_names(cov:Covariates) -> dict:
+    "The covariate attributes a fit publishes for `cov` (`resolve_covariates`); `feature_names_in_` only with names."
+    names = dict(n_features_in_=cov.X.shape[1], feature_names_out_=np.array(cov.feature_names, dtype=object),
+                 schema_=cov.schema)
+    if cov.feature_names_in is not None: names["feature_names_in_"] = np.array(cov.feature_names_in, dtype=object)
+    return names
+
+# %% ../nbs/00a_schema.ipynb #25cb2b44
 def fit_covariates(est, X, x_bounds, *, name:str="X") -> Covariates:
     """`resolve_covariates` for an estimator's `fit`: encodes `X` and publishes the names on `est`.
 
@@ -499,10 +507,8 @@ def fit_covariates(est, X, x_bounds, *, name:str="X") -> Covariates:
     (['age', 'sex'], ['age', 'sex=f', 'sex=m', 'sex=<other>'], 4)
     """
     cov = resolve_covariates(X, x_bounds, name=name)
-    if cov.feature_names_in is not None: est.feature_names_in_ = np.array(cov.feature_names_in, dtype=object)
-    elif hasattr(est, "feature_names_in_"): del est.feature_names_in_
-    est.feature_names_out_ = np.array(cov.feature_names, dtype=object)
-    est.schema_, est.n_features_in_ = cov.schema, cov.X.shape[1]
+    if cov.feature_names_in is None and hasattr(est, "feature_names_in_"): del est.feature_names_in_
+    for k, v in covariate_names(cov).items(): setattr(est, k, v)
     if not cov.private_ok:
         est.bounds_inferred_ = tuple(dict.fromkeys((*getattr(est, "bounds_inferred_", ()), "x_bounds")))
     return cov
