@@ -551,7 +551,7 @@ class _ReleaseReport:
         self.clamped_ = bool(np.any(c.clamped))                # a function of the noised output only
         return c.value
 
-# %% ../nbs/08_dp_cate.ipynb #51dca66a
+# %% ../nbs/08_dp_cate.ipynb #0b96a5ef
 class DPCATE(_ReleaseReport, EstimatorBase):
     """Differentially private CATE (Schröder et al. 2025, corrected): an orthogonal learner, second stage released once.
 
@@ -571,8 +571,10 @@ class DPCATE(_ReleaseReport, EstimatorBase):
     epsilon, delta : float (required), default delta 1e-5
         Total privacy budget of the fit; there is no default ε (as `DPATE`). ``epsilon=np.inf`` is NON-PRIVATE
         (labelled so in `summary`, and charged (∞, 0): no δ).
-    x_bounds : (lower, upper)
-        PUBLIC bounds of the covariates (required; never inferred from the data).
+    x_bounds : (lower, upper), dict or Schema
+        PUBLIC bounds of the covariates (required; never inferred from the data); a `Schema` (or its dict) declares
+        named and categorical columns, and X may then be a DataFrame, e.g. ``x_bounds=Schema({"age": (16, 70),
+        "sector": {"categories": ["public", "private"]}})``.
     outcome_bounds : (lower, upper)
         PUBLIC bounds of the outcome (required). The CATE then lies in ``[lower - upper, upper - lower]`` and every
         output is clamped to that range (free post-processing; `clamped_`).
@@ -1273,11 +1275,22 @@ def _release_report__sampling_sd(self, Xq, average:bool=False):
     sd = part.sd(F.mean(0, keepdims=True) if average else F)
     return float(sd[0]) if average else sd
 
-# %% ../nbs/08_dp_cate.ipynb #d58d664a
+# %% ../nbs/08_dp_cate.ipynb #397b0f7a
+@method_of(_ReleaseReport, "_has_interval")
+def _release_report__has_interval(self) -> bool:
+    "Whether `effect_interval` exists: a derived sampling part, or privacy noise (ε < ∞). Public."
+    return getattr(self, "sampling_", None) is not None or is_private(self.epsilon_)
+
+# %% ../nbs/08_dp_cate.ipynb #05f5b061
 @method_of(_ReleaseReport, "_interval")
 def _release_report__interval(self, raw, Xq, alpha, average:bool, sampling:bool):
     "Clamped (lower, upper) of half-width z·√(sampling sd² + noise sd²) around the raw release."
     a = check_scalar(alpha, "alpha", low=0, high=1)
+    if sampling and not self._has_interval():
+        raise ValueError(f"DPCATE(final={self.final_!r}, calibration={self.calibration_!r}) at epsilon=inf has no "
+                         "interval: no sampling error is derived for this stage and there is no privacy noise (a "
+                         "zero-width interval would read as certainty); fit final='auto' or final='ridge' with "
+                         "calibration='parameter' for intervals")
     noise = np.asarray(self._noise_sd(Xq, average))
     samp = self._sampling_sd(Xq, average) if sampling else None
     sd = noise if samp is None else np.sqrt(noise ** 2 + np.asarray(samp) ** 2)
@@ -1285,7 +1298,7 @@ def _release_report__interval(self, raw, Xq, alpha, average:bool, sampling:bool)
     self.clamped_ = bool(np.any(c.clamped))
     return c.lower, c.upper
 
-# %% ../nbs/08_dp_cate.ipynb #f2ce1273
+# %% ../nbs/08_dp_cate.ipynb #cea95875
 @method_of(_ReleaseReport, "effect_interval")
 def _release_report_effect_interval(self, X=None, alpha:float=0.05):
     """(lower, upper) (1 − alpha) intervals at the query points from the released fit's sampling error and privacy
@@ -1347,15 +1360,15 @@ def _release_report__noise_note(self, sd_q:float, spread:float) -> str:
             f"released CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise; see "
             "tutorials/03_private_cate for what n and epsilon buy")
 
-# %% ../nbs/08_dp_cate.ipynb #a458f497
+# %% ../nbs/08_dp_cate.ipynb #136d4d2c
 def _cate_summary_text(*, label, n_points, ate, interval, alpha, noise_sd_point, noise_sd_ate, cate_range, feasible,
                        clamped, budget, note="", covers="privacy noise only", sensitivity=None) -> str:
     "The text of `DPCATE.summary` (released numbers and public inputs only)."
     b = ", ".join(f"{k} {v}" for k, v in budget.items())
     lines = [f"DPCATE release: {label}",
              f"average CATE over the {n_points} query points: {ate:.4g}  "
-             f"{1 - alpha:.0%} interval [{interval[0]:.4g}, {interval[1]:.4g}] "
-             f"({covers}{'; clamped to the feasible range' if clamped else ''})",
+             + (f"{1 - alpha:.0%} interval [{interval[0]:.4g}, {interval[1]:.4g}] " if np.isfinite(interval[0])
+                else "no interval ") + f"({covers}{'; clamped to the feasible range' if clamped else ''})",
              f"CATE at the points: {cate_range[0]:.4g} .. {cate_range[1]:.4g} (feasible range "
              f"[{feasible[0]:g}, {feasible[1]:g}]"
              f"{'; some values clamped to it' if clamped else ''})",
@@ -1365,7 +1378,7 @@ def _cate_summary_text(*, label, n_points, ate, interval, alpha, noise_sd_point,
     if sensitivity is not None: extra.append(str(sensitivity))
     return "\n".join(lines + extra)
 
-# %% ../nbs/08_dp_cate.ipynb #2d0c0d51
+# %% ../nbs/08_dp_cate.ipynb #0eef29a4
 @method_of(_ReleaseReport, "summary")
 def _release_report_summary(self, X=None, alpha:float=0.05) -> Summary:
     "Estimate, interval, noise sd, budget spent and a note when the noise dominates (all from the released values)."
@@ -1376,14 +1389,16 @@ def _release_report_summary(self, X=None, alpha:float=0.05) -> Summary:
     covers = "sampling and privacy noise" if getattr(self, "sampling_", None) is not None else "privacy noise only"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PublicWarning)     # `covers` says it
-        est, (lo, hi) = self.ate(X), self.ate_interval(X, alpha)
+        est = self.ate(X)
+        lo, hi = self.ate_interval(X, alpha) if self._has_interval() else (np.nan, np.nan)
+    if not self._has_interval(): covers = "none: no sampling error is derived for this stage, no privacy noise"
     clamped = clamped or self.clamped_
     sd_q = float(np.median(self._noise_sd(Xq)))
     sd_a = float(self._noise_sd(Xq, average=True))
     spread = float(np.std(vals))
     label, note = self._guarantee_label(), self._noise_note(sd_q, spread)
     from dp_causal_nb.sensitivity import sensitivity_summary   # post-processing of the average: free
-    sens = None if clamped else sensitivity_summary(     # a clamped (noise-dominated) release: omitted
+    sens = None if clamped or np.isnan(lo) else sensitivity_summary(   # clamped (noise-dominated): omitted
         est, lo, hi, level=1 - float(alpha), outcome_bounds=self.outcome_bounds_, n=self.n_stage2_,
         n_covariates=self.n_features_in_, interval_covers_sampling=covers == "sampling and privacy noise")
     info = dict(label=label, n_points=len(Xq), ate=est, interval=(lo, hi), alpha=float(alpha), noise_sd_point=sd_q,
@@ -1394,20 +1409,25 @@ def _release_report_summary(self, X=None, alpha:float=0.05) -> Summary:
                       n_points=len(Xq))
     return Summary(_cate_summary_text(**info), [row], **info)
 
-# %% ../nbs/08_dp_cate.ipynb #36a8f3ed
+# %% ../nbs/08_dp_cate.ipynb #41eb7b78
 @method_of(_ReleaseReport, "plot")
-def _release_report_plot(self, X_slice, feature, ax=None, **kw):
+def _release_report_plot(self, X_slice=None, feature:int=0, ax=None, **kw):
     """The released CATE along a public 1-D slice of query points with its band (notebook 07d's
     `plot_cate_slice`; matplotlib imported here).
 
     Parameters
     ----------
-    X_slice : array (m, d) of public query points varying in one column (e.g. `plots.cate_slice_points`).
+    X_slice : array (m, d) of public query points varying in one column (e.g. `plots.cate_slice_points`); None:
+        `feature` over its declared bounds, the other covariates at their centre (numeric x_bounds only).
     feature : int, the column that varies. ax : matplotlib Axes, optional. **kw : passed to `plot_cate_slice`.
 
     Returns
     -------
     matplotlib Axes
     """
-    from dp_causal_nb.plots import plot_cate_slice
+    from dp_causal_nb.plots import cate_slice_points, plot_cate_slice
+    if X_slice is None:
+        if getattr(self, "schema_", None) is not None:
+            raise ValueError("plot(): with a Schema, give X_slice (a DataFrame of public query points)")
+        X_slice = cate_slice_points(self.x_bounds_, feature)          # public: the declared bounds
     return plot_cate_slice(self, X_slice, feature, ax, **kw)
