@@ -43,10 +43,10 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CEN
            'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
            'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram',
            'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval',
-           'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share', 'minority_share_release',
-           'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores',
-           'FinalRelease', 'final_release', 'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts',
-           'MetaAnalysis', 'meta_analysis']
+           'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share', 'treated_count_sd',
+           'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget',
+           'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval', 'att_estimate',
+           'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #1a759fd7
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
@@ -640,6 +640,13 @@ def minority_share(count:float, n:int, sd:float) -> tuple:
     "(q̂, q̂ + RARE_ARM_Z·sd/n): the smaller arm's share from a released treated count, and its upper bound."
     q = min(count, n - count) / n
     return float(q), float(q + RARE_ARM_Z * sd / n)
+
+# %% ../nbs/11_dp_ate.ipynb #9e09168e
+def treated_count_sd(epsilon:float, delta:float) -> float:
+    "The public noise sd of Theorem 2e's treated count in a release of total budget (ε, δ); 0 when non-private."
+    if not is_private(epsilon): return 0.0
+    e_s, d_s = budget_share(epsilon, delta, TREATED_COUNT_SHARE)[:2]
+    return float(plan_gaussian(gaussian_sigma(e_s, d_s, 1.0), 1.0, 1).sd)
 
 # %% ../nbs/11_dp_ate.ipynb #5bc39422
 def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> float:
@@ -1446,7 +1453,7 @@ def _dpate_noise_ratio(self) -> float|None:
         return float(self.noise_sd_ate_ / np.sqrt(sampling)) if sampling > 0 else float("inf")
     return float(self.sigma1_ / max(self.stderr_noisy_ + ndtri(0.99) * self.sigma2_, 1e-300))
 
-# %% ../nbs/11_dp_ate.ipynb #dd0c5b18
+# %% ../nbs/11_dp_ate.ipynb #a1206207
 @method_of(DPATE, "sensitivity")
 def _dpate_sensitivity(self):
     """Sensitivity of the released effect to unmeasured confounding: E-value and robustness value (notebook 07c),
@@ -1456,9 +1463,18 @@ def _dpate_sensitivity(self):
     Returns
     -------
     SensitivitySummary : ``str()`` for a text block, ``to_dict()`` for files and JSON.
+
+    Raises
+    ------
+    ValueError : when the release was clamped to the feasible range (``clamped_``): its estimate is dominated by the
+        noise, and an E-value of it would weigh confounding against noise (``summary()`` omits it, as DPCATE's does).
     """
     from dp_causal_nb.sensitivity import sensitivity_summary
     self._check_fitted()
+    if self.clamped_:
+        raise ValueError("no sensitivity analysis of a clamped release: the estimate was clamped to the range the "
+                         "outcome bounds allow, so the noise dominates it and an E-value would measure the noise, not "
+                         "the robustness of an effect (a larger n or epsilon gives a release to analyse)")
     if self.conf_int_ is None or self.stderr_ is None or not np.isfinite(self.stderr_):
         return sensitivity_summary(self.ate_, outcome_bounds=self.outcome_bounds)
     # an unclamped interval from the released standard error (a clamped one would understate it) around the
@@ -1532,14 +1548,14 @@ def _dpate_summary(self) -> Summary:
     notes = self._summary_notes()
     return Summary("\n".join(lines + notes), [row], notes=tuple(notes))
 
-# %% ../nbs/11_dp_ate.ipynb #83c7031f
+# %% ../nbs/11_dp_ate.ipynb #44ef876f
 @method_of(DPATE, "_summary_notes")
 def _dpate_summary_notes(self) -> list:
     "The summary's notes on what the interval covers and on the noise (public and noised values only)."
     est, att, private, notes = self.estimator_, self.estimand_ == "att", is_private(self.epsilon_spent_), []
     r = self.noise_ratio()
     if r is not None and r > 3:
-        times = f"at least {r:.0f}x" if np.isfinite(r) else "far larger than"
+        times = f"at least {r:.0f}x" if r < 1e4 else "far larger than"   # not a 300-digit ratio
         notes.append(f"note: the privacy noise is {times} the sampling error: a larger n, a "
                      "larger epsilon, tighter public bounds" +
                      (" or the split design" if self.design_ == "fold" else "") + " buy precision "
@@ -1562,7 +1578,21 @@ def _dpate_summary_notes(self) -> list:
                      "noise (teaching and tests only; a real release uses random_state=None)")
     return notes + self._summary_design_notes()
 
-# %% ../nbs/11_dp_ate.ipynb #469e965d
+# %% ../nbs/11_dp_ate.ipynb #e7a3b0a0
+def _rare_arm_note(share:float, n:int, epsilon:float, delta:float, clip:float) -> str:
+    "The summary's note on Theorem 2e's check, from the released share q̂ and public inputs (n, budget, clip) only."
+    sd = treated_count_sd(epsilon, delta)
+    shown = min(max(share, 0.0), 0.5)
+    if sd == 0: return (f"note: the smaller arm's share is {100 * shown:.3g}% (exact, non-private), at or above the "
+                        f"propensity clip {clip:.3g} (Theorem 2e's rare-arm check)")
+    upper = share + RARE_ARM_Z * sd / n                      # `minority_share`'s bound, the one the check compared
+    shown_as = "" if shown == share else "; shown clamped to [0, 50%]"
+    return (f"note: the smaller arm's released share is {100 * shown:.3g}% (from the treated count at "
+            f"{100 * TREATED_COUNT_SHARE:g}% of the budget, noise sd {sd:.3g} records{shown_as}); its upper "
+            f"confidence bound ({'unclamped ' if shown_as else ''}share + {RARE_ARM_Z:g} sd/n) {100 * upper:.3g}% "
+            f"is at or above the propensity clip {clip:.3g} (Theorem 2e's rare-arm check)")
+
+# %% ../nbs/11_dp_ate.ipynb #b1e044dc
 @method_of(DPATE, "_summary_design_notes")
 def _dpate_summary_design_notes(self) -> list:
     "The summary's notes on the design's public proxies, the rare-arm check, clipping and clamping."
@@ -1574,20 +1604,20 @@ def _dpate_summary_design_notes(self) -> list:
                      ("" if self.estimand_ == "att" else
                       " (scores not clipped, so the interval stays at the worst-case range)"))
     if self.minority_share_ is not None:
-        notes.append(f"note: the smaller arm's released share is {100 * self.minority_share_:.3g}% "
-                     f"(the treated count, {100 * TREATED_COUNT_SHARE:g}% of the budget), above the propensity "
-                     f"clip {self.propensity_clip:.3g} (Theorem 2e's rare-arm check)")
+        notes.append(_rare_arm_note(self.minority_share_, self.n_, self.epsilon_spent_, self.delta_spent_,
+                                    self.propensity_clip))
     if self.score_clip_level_ is not None:
         R = np.sqrt(sensitivity_constant(self.estimator_, self.outcome_bound_, self.propensity_clip)) / 2
         notes.append(f"note: scores clipped at ±{self.score_clip_level_:.4g} (worst case ±{R:.4g}), a level "
                      f"chosen from a noisy histogram ({SCORE_CLIP_SHARE:g} of the final part's μ²): the estimate "
                      f"is the mean of the clipped scores; the interval adds {self.clip_bias_estimate_:.3g} on each "
                      f"side, the estimated bound on what the clipping moved (Theorem 2b)")
-    if not self.randomized:          # a randomised trial has no unmeasured confounding to weigh
+    if not self.randomized and not self.clamped_:   # no confounding to weigh in a trial; no E-value of noise
         notes.append(str(self.sensitivity()))
     if self.clamped_:
         notes.append(f"note: clamped to [{self.feasible_range_[0]:.4g}, {self.feasible_range_[1]:.4g}], the range "
-                     "the outcome bounds allow: the noise dominates at this n and epsilon")
+                     "the outcome bounds allow: the noise dominates at this n and epsilon (no sensitivity analysis "
+                     "of such a release)")
     return notes
 
 # %% ../nbs/11_dp_ate.ipynb #e07324ba

@@ -205,7 +205,7 @@ kernel stage (a shareable function file for cate-eval), so with --save the final
 DPCATE's public rule (auto) unless --final kernel is given: then it answers from the estimator --save publishes.
 Both print the stage they fitted. Missing values are refused as for ate (--fill-missing to fill them)."""
 
-# %% ../nbs/13_cli.ipynb #c57d1b12
+# %% ../nbs/13_cli.ipynb #eff1af84
 def _add_cate_job(sub):
     "The `cate` sub-command: shared flags, its budget, what to release, its options."
     c = sub.add_parser("cate", help="private CATE (DP-CATE R/DR-learner) at query points, or a shareable function "
@@ -225,7 +225,9 @@ def _add_cate_job(sub):
     opts.add_argument("--out", default=None, metavar="OUT.csv",
                       help="with --query: write the answers to this CSV instead of printing them")
     opts.add_argument("--alpha", type=float, default=0.05,
-                      help="1 - level of the privacy-noise intervals (default 0.05)")
+                      help="1 - level of the printed intervals: they cover sampling and privacy noise where the "
+                      "second stage derives a sampling part (--final auto), the privacy noise only for the kernel "
+                      "second stage (default 0.05)")
     opts.add_argument("--learner", default="r", choices=("r", "dr"), help="orthogonal learner (default r)")
     opts.add_argument("--final", default=None, choices=("auto", "kernel"), help="second stage: auto (DPCATE's public "
                       "rule; the default with --query) or kernel (the stage --save publishes; the default with --save)")
@@ -422,7 +424,7 @@ def read_job(args) -> JobData:
     X = _checked_covariates(X, xb, args)
     return JobData(Y, T, X, xb, covs, feats, bounds, schema)
 
-# %% ../nbs/13_cli.ipynb #f85a3151
+# %% ../nbs/13_cli.ipynb #5ea9df4f
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     if args.epsilon is not None and args.delta is None:
@@ -444,7 +446,7 @@ def run_ate(args) -> dict:
             "clamped": m.clamped_, "feasible_range": list(m.feasible_range_),
             "sigma1": m.noise_sd_ate_ if m.estimator_ == "dim" or m.estimand_ == "att" else m.sigma1_,   # noise SD
             "notes": [l[len("note: "):] for l in m.summary().splitlines() if l.startswith("note: ")],
-            "sensitivity": None if m.randomized else m.sensitivity().to_dict()}   # post-processing, free
+            "sensitivity": None if m.randomized or m.clamped_ else m.sensitivity().to_dict()}   # free; none of noise
 
 # %% ../nbs/13_cli.ipynb #7f1568cf
 def _release_notes(r:dict) -> str:
@@ -629,6 +631,12 @@ def main(argv=None) -> int:
     except (AttributeError, ValueError): pass
     return code
 
+# %% ../nbs/13_cli.ipynb #c730057c
+def _clamped_points(values, lower, upper, feasible) -> list:
+    "Per answer: True where its value or an end of its interval lies on an edge of the feasible range (clamped)."
+    R = float(feasible[1])
+    return [bool(max(abs(v), abs(a), abs(b)) >= R) for v, a, b in zip(values, lower, upper)]
+
 # %% ../nbs/13_cli.ipynb #7e703e46
 def _label(epsilon, delta) -> str:
     from dp_causal_nb.functional import _privacy_label   # the label a saved function stores, recomputed when loaded
@@ -651,13 +659,13 @@ def cate_estimator(args, job:JobData):
                   x_bounds=job.x_bounds, outcome_bounds=job.outcome_bounds, propensity_clip=args.propensity_clip,
                   out_of_bounds="clip" if args.clip else "raise", random_state=args.seed)
 
-# %% ../nbs/13_cli.ipynb #4b22c128
+# %% ../nbs/13_cli.ipynb #ea68b152
 def _stage(est) -> dict:
     "The fitted estimator's public description (its resolved public inputs), printed by `--query` and `--save`."
     num = lambda v: None if v is None else float(v)
     return dict(final=est.final_, learner=est.learner, lam=num(est.lam_), propensity_clip=num(est.propensity_clip_))
 
-# %% ../nbs/13_cli.ipynb #9298daab
+# %% ../nbs/13_cli.ipynb #4156cdf6
 def run_cate(args) -> dict:
     "Run `dp-causal cate`; returns the release as a dict (public inputs, query points and released numbers only)."
     if args.out is not None and args.query is None:
@@ -679,14 +687,16 @@ def run_cate(args) -> dict:
     lo, hi = est.effect_interval(Q, alpha=args.alpha)
     s = est.summary(Q, alpha=args.alpha)
     return head | dict(points=shown, cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=args.alpha,
-                       clamped=bool(clamped or s.clamped), feasible_range=list(s.feasible), ate=s.ate,
-                       ate_interval=list(s.interval), noise_sd_point=s.noise_sd_point,
+                       clamped=bool(clamped or s.clamped), clamped_points=_clamped_points(vals, lo, hi, s.feasible),
+                       feasible_range=list(s.feasible), ate=s.ate, ate_interval=list(s.interval),
+                       ate_clamped=_clamped_points([s.ate], [s.interval[0]], [s.interval[1]], s.feasible)[0],
+                       covers=s.covers, noise_sd_point=s.noise_sd_point,
                        notes=[s.note[len("note: "):]] if s.note else [],
                        out=_write_points(args.out, job.covariates, shown, vals, lo, hi))
 
 
 
-# %% ../nbs/13_cli.ipynb #67b36d5e
+# %% ../nbs/13_cli.ipynb #af9df698
 def _save_function(est, args, covs, bounds, schema=None) -> dict:
     "Release the fitted kernel stage as a shareable function and write it with its public metadata and its hash."
     from dp_causal_nb.functional import release_shareable_cate_function, _point_noise_sd, _privacy_label
@@ -777,20 +787,18 @@ def _cate_head(r:dict) -> str:
     return (f"shareable CATE function {r['release']} ({r['privacy']}), evaluated without the data (no budget "
             f"spent)\n  SHA-256 {r['sha256']} ({check})")
 
-# %% ../nbs/13_cli.ipynb #02bd47a0
+# %% ../nbs/13_cli.ipynb #b120c6ea
 def _point_lines(r:dict) -> list:
     "The header and one line per public point: its coordinates, the CATE and its interval (clamped ones marked *)."
     lines = ["  " + "".join(f"{c:>12}" for c in r["covariates"]) + f"{'CATE':>12}{'lower':>12}{'upper':>12}"]
-    R = r["feasible_range"][1]
-    flags = r.get("clamped_points") or [max(abs(v), abs(a), abs(b)) >= R
-                                        for v, a, b in zip(r["cate"], r["lower"], r["upper"])]
+    flags = r.get("clamped_points") or _clamped_points(r["cate"], r["lower"], r["upper"], r["feasible_range"])
     for q, v, a, b, f in zip(r["points"], r["cate"], r["lower"], r["upper"], flags):
         star = "*" if f else " "
         lines.append("  " + "".join(f"{x:12.4g}" if isinstance(x, float) else f"{str(x):>12}" for x in q)
                      + f"{v:12.4g}{a:12.4g}{b:12.4g}{star}")
     return lines
 
-# %% ../nbs/13_cli.ipynb #3911bd43
+# %% ../nbs/13_cli.ipynb #cfb52d88
 def format_cate(r:dict) -> str:
     "The CATE release as text (public inputs, public query points and released numbers only)."
     lvl = f"{100 * (1 - r['alpha']):g}%" if "alpha" in r else ""
@@ -800,8 +808,9 @@ def format_cate(r:dict) -> str:
                 f"noised coefficients, no training record (publishable)\n  privacy-noise sd at every point "
                 f"{r['noise_sd_point']:.4g}; evaluate it with: dp-causal cate-eval {r['saved']} --points POINTS.csv\n"
                 f"  SHA-256 {r['sha256']}: post it next to the file; readers check it with --expect-sha256")
-    covers = ("sampling and privacy noise (privacy noise only for the kernel second stage)" if r["job"] == "cate"
-              else "the privacy noise of the shared function (its sampling error is not included)")
+    shared = "the privacy noise of the shared function (its sampling error is not included)"
+    covers = r.get("covers", "sampling and privacy noise (privacy noise only for the kernel second stage)")
+    if r["job"] != "cate": covers = shared
     lines = [head, f"  {lvl} intervals cover {covers}; values clamped to the feasible range "
              f"[{r['feasible_range'][0]:g}, {r['feasible_range'][1]:g}] are marked * (an interval beyond the range "
              "becomes that side of it, never a zero-width certainty)"]
@@ -809,7 +818,7 @@ def format_cate(r:dict) -> str:
     else: lines += _point_lines(r)
     if "ate" in r:
         lines.append(f"  average over the {len(r['cate'])} points: {r['ate']:.4g} [{r['ate_interval'][0]:.4g}, "
-                     f"{r['ate_interval'][1]:.4g}]")
+                     f"{r['ate_interval'][1]:.4g}]{'*' if r.get('ate_clamped') else ''}")
     lines.append(f"  privacy-noise sd per point {r['noise_sd_point']:.4g}")
     lines += [f"  note: {t}" for t in r.get("notes", [])]
     return "\n".join(lines)

@@ -516,7 +516,7 @@ def _dperm_features(self, X):
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
     return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
 
-# %% ../nbs/04_dp_erm.ipynb #5d214ee6
+# %% ../nbs/04_dp_erm.ipynb #b7d2aa0c
 class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
@@ -540,7 +540,9 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     method : {"auto", "objective", "output"}, default "auto"
         "auto": objective perturbation when δ > 0 and Theorem 3's plan exists for (ε, δ, d), else output
         perturbation (public inputs only).
-    feature_map : public feature map (default `StandardizeToBounds`); x_bounds : PUBLIC covariate bounds.
+    feature_map : public feature map (default `StandardizeToBounds`).
+    x_bounds : PUBLIC covariate bounds: (lower, upper), dict or ``Schema`` (notebook 00a) for a pandas DataFrame ``X``,
+        e.g. ``x_bounds=Schema({"age": (18, 90), "sex": {"categories": ["f", "m"]}})`` (categories one-hot encoded).
     weight_bound : float, optional; public bound on the sample weights (required with `sample_weight`).
     constants : {"tight", "paper"}, default "tight"; constants of the objective-perturbation theorem.
     accountant : PrivacyAccountant, optional (None: the library-wide default); label : str, optional (ledger label).
@@ -617,7 +619,7 @@ def _dplogisticregression_predict_proba(self, X):
 @method_of(DPLogisticRegression, "predict")
 def _dplogisticregression_predict(self, X): return (self.decision_function(X) > 0).astype(int)
 
-# %% ../nbs/04_dp_erm.ipynb #08ce3b20
+# %% ../nbs/04_dp_erm.ipynb #bfab09ff
 class DPRidgeRegression(RegressorMixin, _DPERM):
     """(ε, δ)-DP ridge regression on a public feature map by output perturbation (replace-one neighbours).
 
@@ -639,7 +641,9 @@ class DPRidgeRegression(RegressorMixin, _DPERM):
         Penalty of the library convention (1/n)Σ wᵢ ½(yᵢ − c − θᵀφ(xᵢ))² + (lam/2)‖θ‖².
     outcome_bounds : (a, b)
         PUBLIC outcome bounds (required unless ``allow_inferred_bounds=True``).
-    feature_map : public feature map (default `StandardizeToBounds`); x_bounds : PUBLIC covariate bounds.
+    feature_map : public feature map (default `StandardizeToBounds`).
+    x_bounds : PUBLIC covariate bounds: (lower, upper), dict or ``Schema`` (notebook 00a) for a pandas DataFrame ``X``,
+        e.g. ``x_bounds=Schema({"age": (18, 90), "sex": {"categories": ["f", "m"]}})`` (categories one-hot encoded).
     weight_bound : float, optional
         Public bound on the sample weights (required with `sample_weight`).
     method : {"output"}

@@ -220,7 +220,7 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
         est = lin_estimate(rel, level)
     return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
 
-# %% ../nbs/10c_dp_lin.ipynb #f2ed0ffb
+# %% ../nbs/10c_dp_lin.ipynb #f1e04f6f
 class DPLinAdjustment(ConstantEffect):
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial (Lin 2013), from noisy sufficient statistics.
 
@@ -235,6 +235,8 @@ class DPLinAdjustment(ConstantEffect):
     delta : float, default 1e-5
         δ in (0, 1) (Gaussian releases).
     outcome_bounds, x_bounds : PUBLIC bounds of the outcome and of the covariates, declared without the data.
+        x_bounds is a (lower, upper) pair for numeric covariates; for a DataFrame declared by a ``Schema`` or dict
+        (categorical columns) use ``DPATE(estimator="lin", randomized=True, x_bounds=Schema(...))``, which encodes X.
     level : float, default 0.95
         Level of `conf_int_`, in (0, 1).
     accountant : PrivacyAccountant, optional; label : str, optional (ledger label).

@@ -644,13 +644,14 @@ class DPDRLearner(_DPOrthoMeta):
     "DP DR-learner (Kennedy 2020; Niu et al. Algorithm 2) on three parts: e, μ(t, x), then the AIPW score regression."
     _kind = "dr"
 
-# %% ../nbs/17_meta_learners.ipynb #3b0a9cef
+# %% ../nbs/17_meta_learners.ipynb #846609a0
 _PARAMS_DOC = """
 
     Parameters
     ----------
     outcome_bounds : (lo, hi), public, required. Y is clipped to it; outcome models get it as their target bounds.
-    x_bounds : (lo, hi) scalars or per-feature arrays, public, required; handed to every base learner.
+    x_bounds : (lo, hi) scalars or per-feature arrays, dict or ``Schema`` (notebook 00a) for a pandas DataFrame X,
+        public, required; encoded once (categories one-hot) and handed to every base learner.
     epsilon, delta : the guarantee of every module, and (Theorem 6) of the whole pipeline; charged once. epsilon is
         required (no default budget; np.inf: non-private), delta defaults to 1e-5.
         A library or DP-EBM base learner gets these values (its own epsilon/delta are overwritten); a model wrapped
@@ -675,5 +676,8 @@ _PARAMS_DOC = """
     Examples
     --------
     >>> DPDRLearner(outcome_bounds=(-4, 4), x_bounds=(-1, 1), epsilon=1.0).fit(Y, T, X=X).effect(X)  # doctest: +SKIP
+    >>> from dp_causal_nb.schema import Schema
+    >>> sch = Schema({"age": (18, 90), "sex": {"categories": ["f", "m"]}})    # X: a DataFrame with these columns
+    >>> DPTLearner(outcome_bounds=(-4, 4), x_bounds=sch, epsilon=1.0).fit(Y, T, X=df).effect(df)  # doctest: +SKIP
     """
 for _c in (DPSLearner, DPTLearner, DPXLearner, DPRLearner, DPDRLearner): _c.__doc__ += _PARAMS_DOC

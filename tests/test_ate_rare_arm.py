@@ -171,3 +171,32 @@ def test_propensity_penalty_floor_refused_before_any_charge(design):
     with pytest.raises(ValueError, match="nuisance_lam must be at least"):
         _dpate(acc, estimator="ipw", design=design, nuisance_lam=1e-12).fit(Y, T, X=X)
     assert acc.ledger == []
+
+
+def _small_sample(n=300, p=0.1, seed=0):
+    "A small sample where the count's noise (sd about 200 records at ε = 1) can push q̂ below 0."
+    r = np.random.default_rng(seed)
+    X = np.c_[r.uniform(16, 70, n), r.uniform(0, 60, n)]
+    T = (r.random(n) < p).astype(int)
+    return np.clip(20000 + 300 * (X[:, 0] - 16) + 3000 * T + r.normal(0, 1e4, n), 0, 1e5), T, X
+
+
+def test_rare_arm_note_states_what_the_check_compared():
+    """The summary's rare-arm note shows the released share clamped to [0, 50 %] and the upper bound
+    q̂ + RARE_ARM_Z·sd/n that passed the clip, sd the count's public noise sd; never a negative share."""
+    Y, T, X = _small_sample()
+    e_s, d_s = budget_share(1.0, 1e-6, TREATED_COUNT_SHARE)[:2]
+    sd = plan_gaussian(gaussian_sigma(e_s, d_s, 1.0), 1.0, 1).sd
+    seen_negative = False
+    for seed in range(6):
+        with reproducible_noise():
+            m = DPATE(epsilon=1.0, delta=1e-6, outcome_bounds=(0, 1e5), x_bounds=(0, 70), random_state=seed,
+                      accountant=PrivacyAccountant()).fit(Y, T, X=X)
+        note = next(s for s in m.summary().splitlines() if "rare-arm check" in s)
+        shown = float(re.search(r"released share is ([-\d.e+]+)%", note).group(1))
+        upper = float(re.search(r"sd/n\) ([-\d.e+]+)%", note).group(1))
+        assert 0 <= shown <= 50 and shown == pytest.approx(100 * min(max(m.minority_share_, 0), 0.5), rel=1e-2)
+        assert upper >= 100 * m.propensity_clip
+        assert upper == pytest.approx(100 * (m.minority_share_ + RARE_ARM_Z * sd / len(T)), rel=1e-2)
+        seen_negative |= m.minority_share_ < 0
+    assert seen_negative                   # the case the note used to print as a negative share "above the clip"

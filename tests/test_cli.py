@@ -498,3 +498,32 @@ def test_cate_job_imports_no_scikit_learn(cate_files):
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, check=True)
     imported = out.stderr.strip().splitlines()[-1]
     assert "CATE" in out.stdout and imported == "[]", out.stdout[-500:] + out.stderr[-2000:]
+
+
+def test_clamped_ate_release_prints_no_sensitivity_analysis(tmp_path):
+    "A release clamped to the feasible range (noise-dominated) has no E-value: `sensitivity` is null in --json."
+    p = tmp_path / "d.csv"
+    p.write_text("y,t\n" + "".join(f"{(i % 7) / 7 - 0.4:.3f},{i % 2}\n" for i in range(60)))
+    args = ["ate", p, "--outcome", "y", "--treatment", "t", "--outcome-bounds", "-1,1", "--folds", "4",
+            "--epsilon", "0.05", "--delta", "1e-6", "--seed", "0"]
+    r = json.loads(run(args + ["--json"])[1])
+    code, out, err = run(args)
+    assert code == 0 and r["clamped"] and r["sensitivity"] is None
+    assert "E-value" not in out and "no sensitivity analysis" in out
+
+
+def test_cate_query_marks_clamped_answers_as_cate_eval_does(cate_files):
+    """`cate --query` marks a clamped value with `*` (points and their average) and lists `clamped_points` and
+    `ate_clamped` in --json, as `cate-eval` does; `--alpha`'s help says what the printed intervals cover."""
+    d, data, q, yb, R = cate_files
+    args = cate_args(data, yb, "1") + ["--seed", "3", "--query", q, "--final", "kernel"]
+    r = json.loads(run(args + ["--json"])[1])
+    code, out, err = run(args)
+    assert code == 0 and r["clamped"] and len(r["clamped_points"]) == len(r["cate"])
+    for v, a, b, f in zip(r["cate"], r["lower"], r["upper"], r["clamped_points"]):
+        assert f == (max(abs(v), abs(a), abs(b)) >= R)
+    assert r["ate_clamped"] == (max(abs(r["ate"]), *map(abs, r["ate_interval"])) >= R)
+    average = next(line for line in out.splitlines() if "average over the" in line)
+    assert average.endswith("*") == r["ate_clamped"] and r["ate_clamped"]
+    code, usage, err = run(["cate", "--help"])
+    assert "sampling and privacy noise" in " ".join(usage.split())

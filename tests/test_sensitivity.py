@@ -138,3 +138,21 @@ def test_calls_from_fitted_estimators():
     p = sensitivity_summary(c.ate(Xq), *c.ate_interval(Xq), outcome_bounds=c.outcome_bounds_,
                             interval_covers_sampling=False)
     assert p.robustness is None and p.e_value.e_value_limit is None
+
+
+def test_clamped_dpate_release_has_no_sensitivity_analysis():
+    """A DPATE release clamped to the feasible range is noise-dominated: `summary()` gives no E-value or robustness
+    value (as DPCATE's summary), and `sensitivity()` raises a ValueError that says why."""
+    from dp_causal_nb import DPATE, PrivacyAccountant
+    rng = np.random.default_rng(0)
+    n = 300
+    X = np.c_[rng.uniform(16, 70, n), rng.uniform(0, 60, n)]
+    T = (rng.random(n) < 0.1).astype(int)
+    Y = np.clip(20000 + 300 * (X[:, 0] - 16) + 3000 * T + rng.normal(0, 1e4, n), 0, 1e5)
+    m = DPATE(epsilon=1.0, delta=1e-6, outcome_bounds=(0, 1e5), x_bounds=(0, 70), accountant=PrivacyAccountant(),
+              random_state=1).fit(Y, T, X=X)
+    assert m.clamped_ and not m.randomized
+    s = str(m.summary())
+    assert "E-value" not in s and "robustness value" not in s and "no sensitivity analysis" in s
+    with pytest.raises(ValueError, match="no sensitivity analysis of a clamped release"):
+        m.sensitivity()
