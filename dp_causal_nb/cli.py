@@ -665,7 +665,7 @@ def _stage(est) -> dict:
     num = lambda v: None if v is None else float(v)
     return dict(final=est.final_, learner=est.learner, lam=num(est.lam_), propensity_clip=num(est.propensity_clip_))
 
-# %% ../nbs/13_cli.ipynb #4156cdf6
+# %% ../nbs/13_cli.ipynb #8d9e5324
 def run_cate(args) -> dict:
     "Run `dp-causal cate`; returns the release as a dict (public inputs, query points and released numbers only)."
     if args.out is not None and args.query is None:
@@ -684,12 +684,15 @@ def run_cate(args) -> dict:
     if Q is None: return head | _save_function(est, args, job.covariates, job.outcome_bounds, job.schema)
     vals = est.effect(Q)
     clamped = est.clamped_
-    lo, hi = est.effect_interval(Q, alpha=args.alpha)
+    has = est._has_interval()      # public (the stage and ε): the kernel stage at ε = ∞ has no interval
+    lo, hi = est.effect_interval(Q, alpha=args.alpha) if has else (vals, vals)
     s = est.summary(Q, alpha=args.alpha)
-    return head | dict(points=shown, cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=args.alpha,
+    ai = list(s.interval) if has else [s.ate, s.ate]
+    return head | dict(points=shown, cate=vals.tolist(), lower=lo.tolist() if has else None,
+                       upper=hi.tolist() if has else None, alpha=args.alpha,
                        clamped=bool(clamped or s.clamped), clamped_points=_clamped_points(vals, lo, hi, s.feasible),
-                       feasible_range=list(s.feasible), ate=s.ate, ate_interval=list(s.interval),
-                       ate_clamped=_clamped_points([s.ate], [s.interval[0]], [s.interval[1]], s.feasible)[0],
+                       feasible_range=list(s.feasible), ate=s.ate, ate_interval=ai if has else None,
+                       ate_clamped=_clamped_points([s.ate], ai[:1], ai[1:], s.feasible)[0],
                        covers=s.covers, noise_sd_point=s.noise_sd_point,
                        notes=[s.note[len("note: "):]] if s.note else [],
                        out=_write_points(args.out, job.covariates, shown, vals, lo, hi))
@@ -711,7 +714,7 @@ def _save_function(est, args, covs, bounds, schema=None) -> dict:
     return dict(saved=path, sha256=release_sha256(path), n_components=info["n_components"], bandwidth=info["bandwidth"],
                 noise_sd_point=sd)
 
-# %% ../nbs/13_cli.ipynb #a38050fd
+# %% ../nbs/13_cli.ipynb #eca4e4d5
 def _write_points(path, covs, Q, vals, lo, hi):
     "Write the answers at public points to a CSV (or nothing); returns the path."
     if path is None: return None
@@ -719,7 +722,8 @@ def _write_points(path, covs, Q, vals, lo, hi):
         with open(path, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(covs + ["cate", "lower", "upper"])
-            w.writerows([*q, float(v), float(a), float(b)] for q, v, a, b in zip(Q, vals, lo, hi))
+            ends = zip(lo, hi) if lo is not None else [("", "")] * len(vals)     # no interval: empty cells
+            w.writerows([*q, float(v), *(e if e == "" else float(e) for e in ab)] for q, v, ab in zip(Q, vals, ends))
     except OSError as e: raise CLIError(f"cannot write {path!r}: {e.strerror or e}") from None
     return path
 
@@ -787,18 +791,20 @@ def _cate_head(r:dict) -> str:
     return (f"shareable CATE function {r['release']} ({r['privacy']}), evaluated without the data (no budget "
             f"spent)\n  SHA-256 {r['sha256']} ({check})")
 
-# %% ../nbs/13_cli.ipynb #b120c6ea
+# %% ../nbs/13_cli.ipynb #e692dcc9
 def _point_lines(r:dict) -> list:
     "The header and one line per public point: its coordinates, the CATE and its interval (clamped ones marked *)."
     lines = ["  " + "".join(f"{c:>12}" for c in r["covariates"]) + f"{'CATE':>12}{'lower':>12}{'upper':>12}"]
-    flags = r.get("clamped_points") or _clamped_points(r["cate"], r["lower"], r["upper"], r["feasible_range"])
-    for q, v, a, b, f in zip(r["points"], r["cate"], r["lower"], r["upper"], flags):
+    lo, hi = (r["lower"], r["upper"]) if r["lower"] is not None else (r["cate"], r["cate"])
+    flags = r.get("clamped_points") or _clamped_points(r["cate"], lo, hi, r["feasible_range"])
+    for q, v, a, b, f in zip(r["points"], r["cate"], lo, hi, flags):
         star = "*" if f else " "
+        ends = f"{a:12.4g}{b:12.4g}" if r["lower"] is not None else f"{'-':>12}{'-':>12}"    # no interval
         lines.append("  " + "".join(f"{x:12.4g}" if isinstance(x, float) else f"{str(x):>12}" for x in q)
-                     + f"{v:12.4g}{a:12.4g}{b:12.4g}{star}")
+                     + f"{v:12.4g}{ends}{star}")
     return lines
 
-# %% ../nbs/13_cli.ipynb #cfb52d88
+# %% ../nbs/13_cli.ipynb #10f34767
 def format_cate(r:dict) -> str:
     "The CATE release as text (public inputs, public query points and released numbers only)."
     lvl = f"{100 * (1 - r['alpha']):g}%" if "alpha" in r else ""
@@ -817,8 +823,10 @@ def format_cate(r:dict) -> str:
     if r.get("out"): lines.append(f"  wrote {len(r['cate'])} rows to {r['out']}")
     else: lines += _point_lines(r)
     if "ate" in r:
-        lines.append(f"  average over the {len(r['cate'])} points: {r['ate']:.4g} [{r['ate_interval'][0]:.4g}, "
-                     f"{r['ate_interval'][1]:.4g}]{'*' if r.get('ate_clamped') else ''}")
+        iv = ("(no interval)" if r["ate_interval"] is None
+              else f"[{r['ate_interval'][0]:.4g}, {r['ate_interval'][1]:.4g}]")
+        lines.append(f"  average over the {len(r['cate'])} points: {r['ate']:.4g} {iv}"
+                     f"{'*' if r.get('ate_clamped') else ''}")
     lines.append(f"  privacy-noise sd per point {r['noise_sd_point']:.4g}")
     lines += [f"  note: {t}" for t in r.get("notes", [])]
     return "\n".join(lines)

@@ -527,3 +527,16 @@ def test_cate_query_marks_clamped_answers_as_cate_eval_does(cate_files):
     assert average.endswith("*") == r["ate_clamped"] and r["ate_clamped"]
     code, usage, err = run(["cate", "--help"])
     assert "sampling and privacy noise" in " ".join(usage.split())
+
+
+def test_cate_kernel_at_epsilon_inf_prints_no_interval(cate_files):
+    """The kernel stage at --epsilon inf derives no sampling error and has no privacy noise: no interval is printed
+    (never a zero-width certainty); the values are."""
+    d, data, q, yb, R = cate_files
+    args = cate_args(data, yb, "inf") + ["--seed", "3", "--query", q, "--final", "kernel"]
+    r = json.loads(run(args + ["--json"])[1])
+    code, out, err = run(args)
+    assert code == 0 and r["lower"] is None and r["upper"] is None and r["ate_interval"] is None
+    assert len(r["cate"]) == len(r["clamped_points"]) and np.isfinite(r["ate"])
+    average = next(line for line in out.splitlines() if "average over the" in line)
+    assert "(no interval)" in average and "intervals cover none" in out

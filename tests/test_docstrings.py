@@ -49,7 +49,7 @@ def test_examples_run(name):
 
 # The estimators whose fit (BalancingWeights: compute) takes x_bounds as a Schema or dict; DPLinAdjustment takes a
 # (lower, upper) pair and its docstring points to DPATE(estimator="lin") for a Schema.
-SCHEMA_ESTIMATORS = ["ate.DPATE", "meta.DPSLearner", "meta.DPTLearner", "meta.DPXLearner", "meta.DPRLearner",
+SCHEMA_ESTIMATORS = ["ate.DPATE", "cate.DPCATE", "meta.DPSLearner", "meta.DPTLearner", "meta.DPXLearner", "meta.DPRLearner",
                      "meta.DPDRLearner", "erm.DPLogisticRegression", "erm.DPRidgeRegression",
                      "two_stage.DP2ERMClassifier", "two_stage.CompositionBaselineClassifier",
                      "weights.BalancingWeights", "itr.PrivateITR", "lin.DPLinAdjustment"]
