@@ -40,13 +40,13 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CEN
            'DESIGNS', 'LIN_MIN_EPSILON', 'LIN_MIN_SCALE', 'DPATE_INPUTS', 'ROUTES', 'ATT_MODEL_SHARE',
            'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
            'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
-           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
-           'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram',
-           'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval',
-           'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share', 'treated_count_sd',
-           'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget',
-           'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval', 'att_estimate',
-           'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+           'feasible_ate_range', 'clamp_to_range', 'touches_range', 'default_split', 'split_sizes', 'make_split',
+           'split_sensitivity', 'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels',
+           'score_histogram', 'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound',
+           'histogram_interval', 'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share',
+           'treated_count_sd', 'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE',
+           'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval',
+           'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #1a759fd7
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
@@ -344,6 +344,12 @@ def feasible_ate_range(outcome_bound:float) -> tuple:
 def clamp_to_range(value:float, rng:tuple) -> float:
     "`value` moved into the closed interval `rng` (post-processing of a release)."
     return float(min(max(value, rng[0]), rng[1]))
+
+# %% ../nbs/11_dp_ate.ipynb #e95f25e9
+def touches_range(estimate:float, interval, rng:tuple) -> bool:
+    "Whether the released `estimate` or an end of its `interval` lies on an end of `rng` (clamped there)."
+    ends = [estimate, *(() if interval is None else interval)]
+    return bool(min(ends) <= rng[0] or max(ends) >= rng[1])
 
 # %% ../nbs/11_dp_ate.ipynb #7a268147
 SPLIT_PARTS = ("propensity", "outcome0", "outcome1", "final")
@@ -1046,7 +1052,7 @@ def _dpate_check_dim(self, est, X, folds, cov, inputs:dict) -> dict:
     if folds is not None: raise ValueError("folds apply to design='fold' only, not to estimator='dim'")
     return dict(X=None, level=level)
 
-# %% ../nbs/11_dp_ate.ipynb #690d6182
+# %% ../nbs/11_dp_ate.ipynb #a33c3c77
 @method_of(DPATE, "_release_dim")
 def _dpate_release_dim(self, Yc, t, x, B, budget, *, level) -> ATEFit:
     "The private difference in means (notebook 10b) under DPATE's budget, input policy and accountant."
@@ -1059,7 +1065,8 @@ def _dpate_release_dim(self, Yc, t, x, B, budget, *, level) -> ATEFit:
     r = dim_estimate(v, len(t), (-B, B), plan.sd, 1 - level)
     return ATEFit(n_=len(t), design_="none", estimator_="dim", estimand_=self.estimand, sigma1_=plan.sd,
                   ate_=r["ate"], ate_raw_=r["ate"], stderr_=r["stderr"], conf_int_=r["interval"],
-                  conf_int_raw_=r["interval"], feasible_range_=feasible_ate_range(B), clamped_=False, mu_spent_=mu,
+                  conf_int_raw_=r["interval"], feasible_range_=feasible_ate_range(B),
+                  clamped_=touches_range(r["ate"], r["interval"], feasible_ate_range(B)), mu_spent_=mu,
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
                   noise_sd_ate_=float(np.sqrt(r["noise_var"])), released_sums_=v)
 
@@ -1720,7 +1727,7 @@ def _dpate_att_plan(self, n:int, d:int, design:str, budget:tuple, lam) -> tuple:
                                                        "budget)" if design == "crossfit" else ""))
     return design, eps_n, dlt_n, mu_fin, shrink
 
-# %% ../nbs/11_dp_ate.ipynb #4d938143
+# %% ../nbs/11_dp_ate.ipynb #70748634
 @method_of(DPATE, "_release_att")
 def _dpate_release_att(self, Yc, t, x, B, budget, *, x_bounds, design, level, lam) -> ATEFit:
     "The effect on the treated (Theorem 2d): a private control model, then the treated mean residual."
@@ -1749,7 +1756,8 @@ def _dpate_release_att(self, Yc, t, x, B, budget, *, x_bounds, design, level, la
     return ATEFit(n_=n, design_=design, estimator_="g", estimand_="att",
                   split_sizes_=None if sizes is None else tuple(int(k) for k in sizes), sigma1_=plan.sd,
                   ate_=res["att"], ate_raw_=res["att"], stderr_=res["stderr"], conf_int_=res["interval"],
-                  conf_int_raw_=res["interval"], feasible_range_=(-R, R), clamped_=False, mu_spent_=None,
+                  conf_int_raw_=res["interval"], feasible_range_=(-R, R),
+                  clamped_=touches_range(res["att"], res["interval"], (-R, R)), mu_spent_=None,
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu_fin, stderr_noisy_=res["stderr"],
                   noise_sd_ate_=float(np.sqrt(res["noise_var"] + model_sd ** 2)), released_sums_=v,
                   model_sd_=model_sd, n_final_=m, nuisance_shrinkage_=shrink)

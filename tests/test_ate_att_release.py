@@ -169,8 +169,9 @@ def test_summary_never_raises_on_noisy_estimate():
 
 def test_sensitivity_uses_the_released_stderr():
     "The robustness value's t is the released estimate over the released standard error (not a clamped interval's)."
-    Y, T, X = _data(400, p=0.02, seed=1)
-    with reproducible_noise(): m, _ = _fit(Y, T, X, estimand="att", random_state=2)
+    Y, T, X = _data(20000, p=0.3, seed=1)
+    with reproducible_noise(): m, _ = _fit(Y, T, X, estimand="att", random_state=2, epsilon=8.0)
+    assert not m.clamped_                               # a clamped release has no sensitivity analysis
     t = m.sensitivity().to_dict()["robustness"]["t_value"]
     assert math.isclose(abs(t), abs(m.ate_) / m.stderr_, rel_tol=1e-6)
 

@@ -156,3 +156,21 @@ def test_clamped_dpate_release_has_no_sensitivity_analysis():
     assert "E-value" not in s and "robustness value" not in s and "no sensitivity analysis" in s
     with pytest.raises(ValueError, match="no sensitivity analysis of a clamped release"):
         m.sensitivity()
+
+
+@pytest.mark.parametrize("kw, evalue", [(dict(estimator="dim"), True), (dict(randomized=True), False)],
+                         ids=["dim", "randomised trial"])     # a declared trial has no unmeasured confounding
+def test_clamped_difference_in_means_has_no_sensitivity_analysis(kw, evalue):
+    """The difference in means clamps inside its estimate function: a release whose interval reaches the feasible
+    range reports `clamped_` (from the released values) and, as the score designs, gives no E-value."""
+    from dp_causal_nb import DPATE, PrivacyAccountant
+    rng = np.random.default_rng(0)
+    n = 300
+    T, Y = rng.integers(0, 2, n), rng.uniform(0, 1, n)
+    m = DPATE(epsilon=0.05, delta=1e-6, outcome_bounds=(0, 1), accountant=PrivacyAccountant(), random_state=0,
+              **kw).fit(Y, T)
+    assert tuple(m.conf_int_) == tuple(m.feasible_range_) and m.clamped_
+    assert "E-value" not in str(m.summary())
+    wide = DPATE(epsilon=50.0, delta=1e-6, outcome_bounds=(0, 1), accountant=PrivacyAccountant(), random_state=0,
+                 **kw).fit(Y, T)
+    assert not wide.clamped_ and ("E-value" in str(wide.summary())) == evalue
