@@ -40,17 +40,17 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CEN
            'DESIGNS', 'LIN_MIN_EPSILON', 'LIN_MIN_SCALE', 'DPATE_INPUTS', 'ROUTES', 'ATT_MODEL_SHARE',
            'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
            'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
-           'feasible_ate_range', 'clamp_to_range', 'touches_range', 'default_split', 'split_sizes', 'make_split',
-           'split_sensitivity', 'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels',
-           'score_histogram', 'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound',
-           'histogram_interval', 'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share',
-           'treated_count_sd', 'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE',
-           'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval',
-           'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
+           'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram',
+           'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval',
+           'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share', 'treated_count_sd',
+           'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget',
+           'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval', 'att_estimate',
+           'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
-# %% ../nbs/11_dp_ate.ipynb #1a759fd7
+# %% ../nbs/11_dp_ate.ipynb #854eb25f
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
-from .core import Choice, Range, check_public_inputs
+from .core import Choice, Range, check_public_inputs, touches_range
 
 # %% ../nbs/11_dp_ate.ipynb #73591c9d
 def _check_estimator(estimator) -> str:
@@ -344,12 +344,6 @@ def feasible_ate_range(outcome_bound:float) -> tuple:
 def clamp_to_range(value:float, rng:tuple) -> float:
     "`value` moved into the closed interval `rng` (post-processing of a release)."
     return float(min(max(value, rng[0]), rng[1]))
-
-# %% ../nbs/11_dp_ate.ipynb #e95f25e9
-def touches_range(estimate:float, interval, rng:tuple) -> bool:
-    "Whether the released `estimate` or an end of its `interval` lies on an end of `rng` (clamped there)."
-    ends = [estimate, *(() if interval is None else interval)]
-    return bool(min(ends) <= rng[0] or max(ends) >= rng[1])
 
 # %% ../nbs/11_dp_ate.ipynb #7a268147
 SPLIT_PARTS = ("propensity", "outcome0", "outcome1", "final")

@@ -13,9 +13,9 @@ __all__ = ['MAX_BOUND', 'MIN_WIDTH', 'PUBLIC_WARNINGS', 'quiet_data_warnings', '
            'DPDomainWarning', 'in_test', 'check_scalar', 'is_private', 'check_epsilon_delta', 'check_choice', 'Choice',
            'Range', 'Flag', 'Budget', 'check_public_inputs', 'check_random_state', 'reproducible_noise',
            'use_reproducible_noise', 'carry_noise_policy', 'spawn_generators', 'check_array', 'check_consistent_length',
-           'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds', 'clean_cells', 'atomic_fit',
-           'method_of', 'PublicWarning', 'release_guard', 'bounded_predictions', 'EstimatorBase', 'ClassifierMixin',
-           'RegressorMixin', 'clone', 'check_is_fitted']
+           'check_binary_treatment', 'check_bounds', 'check_in_bounds', 'infer_bounds', 'touches_range', 'clean_cells',
+           'atomic_fit', 'method_of', 'PublicWarning', 'release_guard', 'bounded_predictions', 'EstimatorBase',
+           'ClassifierMixin', 'RegressorMixin', 'clone', 'check_is_fitted']
 
 # %% ../nbs/00_core.ipynb #087da181
 class PrivacyLeakWarning(RuntimeWarning):
@@ -274,6 +274,12 @@ def infer_bounds(a, name:str="data"):
                   "declare public bounds instead", PrivacyLeakWarning, stacklevel=2)
     a = np.asarray(a, dtype=float)
     return (a.min(axis=0), a.max(axis=0))
+
+# %% ../nbs/00_core.ipynb #c96fc9b0
+def touches_range(estimate:float, interval, rng:tuple) -> bool:
+    "Whether the released `estimate` or an end of its `interval` (None: none) lies on an end of `rng` (clamped)."
+    ends = [estimate, *(() if interval is None else interval)]
+    return bool(min(ends) <= rng[0] or max(ends) >= rng[1])
 
 # %% ../nbs/00_core.ipynb #4ed4d7d2
 _TINY = np.finfo(float).tiny   # the smallest normal float64: a non-zero value below it in size is subnormal
