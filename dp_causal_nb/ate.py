@@ -37,16 +37,16 @@ class FoldFallbackWarning(UserWarning):
 # %% auto #0
 __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CENTRE_SHARE', 'SCORE_CLIP_SHARE',
            'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'TREATED_COUNT_SHARE', 'RARE_ARM_Z',
-           'DESIGNS', 'LIN_MIN_EPSILON', 'LIN_MIN_SCALE', 'DPATE_INPUTS', 'ROUTES', 'ATT_MODEL_SHARE',
-           'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
-           'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
-           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
-           'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram',
-           'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval',
-           'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share', 'treated_count_sd',
-           'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget',
-           'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval', 'att_estimate',
-           'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+           'DESIGNS', 'LIN_MIN_SCALE', 'DPATE_INPUTS', 'ROUTES', 'ATT_MODEL_SHARE', 'FoldFallbackWarning',
+           'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity', 'make_folds',
+           'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval', 'feasible_ate_range',
+           'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity', 'split_nuisance_lam',
+           'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram', 'choose_clip_level',
+           'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
+           'RareArmError', 'minority_share', 'treated_count_sd', 'minority_share_release', 'prefers_lin',
+           'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores',
+           'FinalRelease', 'final_release', 'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts',
+           'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #854eb25f
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
@@ -678,16 +678,16 @@ def _charge(acc, mu, eps, dlt, label):
     if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label=label)
     else: acc.spend(eps, dlt, label=label)
 
-# %% ../nbs/11_dp_ate.ipynb #495cc2c3
-LIN_MIN_EPSILON, LIN_MIN_SCALE = 2.0, 20.0   # the lin rule's thresholds, read from tuning trials (notebook 12)
+# %% ../nbs/11_dp_ate.ipynb #05fcd3d2
+LIN_MIN_SCALE = 20.0   # the lin rule's threshold on n·ε/(d + 1)², read from tuning trials (notebook 12)
 
 def prefers_lin(n:int, d:int, epsilon:float) -> bool:
     """The public rule that lets a declared randomised trial with declared covariate bounds use the regression
-    adjustment (estimator 'lin') instead of the difference in means: ε = ∞, or ε ≥ LIN_MIN_EPSILON and
-    √n·ε/(d + 1) ≥ LIN_MIN_SCALE — where the sampling error the covariates remove outweighs the noise of the d² released
-    sufficient statistics, on the tuning trials of `tests/benchmarks/bench_lin_rule.py` (n, d and ε only)."""
+    adjustment (estimator 'lin') instead of the difference in means: ε = ∞, or n·ε/(d + 1)² ≥ LIN_MIN_SCALE — where
+    the released Gram matrix (about d²/2 noisy sums) is precise enough for its slope to remove sampling error, on the
+    tuning trials of `tests/benchmarks/bench_lin_rule.py` (n, d and ε only)."""
     if not is_private(epsilon): return True
-    return bool(epsilon >= LIN_MIN_EPSILON and np.sqrt(n) * epsilon / (d + 1) >= LIN_MIN_SCALE)
+    return bool(n * epsilon / (d + 1) ** 2 >= LIN_MIN_SCALE)
 
 # %% ../nbs/11_dp_ate.ipynb #bf81d6e8
 def choose_estimator(estimator:str, # 'auto', 'dim' or a score ('g', 'ipw', 'aipw')
@@ -744,7 +744,7 @@ class ATEFit:
         "The fields as {attribute name: value} (no copies)."
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-# %% ../nbs/11_dp_ate.ipynb #7a7d1951
+# %% ../nbs/11_dp_ate.ipynb #e04ee90e
 class DPATE(EstimatorBase):
     """Differentially private average treatment effect (G-formula, IPW or AIPW) with a private confidence interval.
 
@@ -768,8 +768,8 @@ class DPATE(EstimatorBase):
         ('lin'); else AIPW.
         'dim': the private difference in means of notebook 10b (no nuisance model, no covariates used; its interval
         covers sampling and privacy noise and comes from the same release, so ``stderr_share``, ``ci_method`` and
-        ``design`` do not apply). 'lin': the regression-adjusted difference in means of a randomised trial (Lin's
-        interacted regression from DP sufficient statistics, notebook 10c; needs X and ``x_bounds``; design does not
+        ``design`` do not apply). 'lin': the regression-adjusted difference in means of a randomised trial (one
+        covariate slope for both arms from a DP Gram matrix, notebook 10c; needs X and ``x_bounds``; design does not
         apply). Otherwise a score. AIPW's interval is valid for the ATE up to a product of nuisance
         errors; the G-formula's (IPW's) interval is valid only if the outcome (propensity) model is correct — it
         ignores the model's bias.
@@ -1064,10 +1064,10 @@ def _dpate_release_dim(self, Yc, t, x, B, budget, *, level) -> ATEFit:
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
                   noise_sd_ate_=float(np.sqrt(r["noise_var"])), released_sums_=v)
 
-# %% ../nbs/11_dp_ate.ipynb #5b63d322
+# %% ../nbs/11_dp_ate.ipynb #50e5480c
 @method_of(DPATE, "_check_lin")
 def _dpate_check_lin(self, est, X, folds, cov, inputs:dict) -> dict:
-    "Lin's adjustment's public inputs; `cov`: (X, x_bounds) already encoded by the lin rule (`_route`), or None."
+    "The adjustment's public inputs; `cov`: (X, x_bounds) already encoded by the lin rule (`_route`), or None."
     level = inputs["level"]
     if self.design != "auto" or folds is not None:
         raise ValueError("design and folds apply to the score estimators 'g', 'ipw', 'aipw'; estimator='lin' fits "
@@ -1080,10 +1080,10 @@ def _dpate_check_lin(self, est, X, folds, cov, inputs:dict) -> dict:
     X, xb = self._covariates(X, True) if cov is None else cov
     return dict(X=X, x_bounds=xb, level=level)
 
-# %% ../nbs/11_dp_ate.ipynb #9a7cdd33
+# %% ../nbs/11_dp_ate.ipynb #afbdf017
 @method_of(DPATE, "_release_lin")
 def _dpate_release_lin(self, Yc, t, x, B, budget, *, x_bounds, level) -> ATEFit:
-    "Lin's regression-adjusted difference in means (notebook 10c) under DPATE's budget, input policy and accountant."
+    "The regression-adjusted difference in means (notebook 10c) under DPATE's budget, input policy and accountant."
     xb = check_bounds(x_bounds, "x_bounds", n_features=x.shape[1])
     mu, eps, dlt = budget                                    # eps = inf for a non-private release
     acc = self._accountant("fold", mu, eps, dlt)

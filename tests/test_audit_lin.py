@@ -1,17 +1,17 @@
 """Privacy audit of the regression-adjustment release (Theorems 1 and 2 of nbs/10c_dp_lin.ipynb) with the library's
 auditor, on neighbours at the bounds.
 
-Gram release (Theorem 1): the pair that attains ‖Δg‖ = 3/√2 (q = 3: record 0 moves from u = (1, 1, 1), y = 1 to
-u = (1, 1, −1), y = −1 in the same arm), released with the σ₁ that DPLinAdjustment uses; the claim for this release
-alone, μ₁ = μ/2, must not be refuted and must be approached.
+Gram release (Theorem 1): the pair that attains ‖Δg‖ = 3/√2 (q = 2: record 0 at the corner u = (1, 1) moves from the
+treated arm with y = 1 to the control arm with y = −1), released with the σ₁ that DPLinAdjustment uses; the claim for
+this release alone, μ₁ = μ·√GRAM_SHARE, must not be refuted and must be approached.
 
 Whole release (both stages, the second one adapted to the first's output): every record at the centre of the covariate
 box, so that each adjusted outcome is the outcome whatever the released slopes (and the second stage's sums do not
 move with the first stage's noise); record 0 at the upper outcome bound, treated in D₀ and control in D₁, attains the
-second stage's sensitivity b − a. The audited mechanism is checked to be DPLinAdjustment's own release, and the test
+second stage's sensitivity b − a (its arm coordinate moves the Gram vector too). The audited mechanism is checked to be DPLinAdjustment's own release, and the test
 statistic is the exact log-likelihood ratio of an output.
 
-Broken-on-purpose controls the same audits must catch: features without the standardisation (z = (u, 1), ‖z‖ up to 2,
+Broken-on-purpose controls the same audits must catch: features without the standardisation (z = (u, s, 1), ‖z‖ up to 2,
 with the same σ₁), and the second stage calibrated to half the outcome range (forgetting that a record may switch arms
 at a bound)."""
 import numpy as np
@@ -22,7 +22,7 @@ from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.core import reproducible_noise
 from dp_causal_nb.dim import dim_sensitivity, dim_statistics
 from dp_causal_nb.lin import (GRAM_SENSITIVITY, GRAM_SHARE, DPLinAdjustment, adjusted_outcomes, adjusted_range,
-                              arm_coefficients, gram_statistics, lin_features)
+                              gram_coefficients, gram_statistics, lin_features)
 from dp_causal_nb.mechanisms import gdp_epsilon, gdp_mu, gdp_sigma
 from dp_causal_nb.secure_noise import grid_release, noise_rng, plan_gaussian
 
@@ -30,21 +30,22 @@ N, EPS, DELTA, SEED, RUNS = 20, 1.0, 1e-2, 5, 100_000   # δ = 1e-2: where 10⁵
 OB = (-1.0, 1.0)
 MU = gdp_mu(EPS, DELTA)
 SIGMAS = (gdp_sigma(MU * np.sqrt(GRAM_SHARE), GRAM_SENSITIVITY), gdp_sigma(MU * np.sqrt(1 - GRAM_SHARE), 2.0))
+K = 14                          # the Gram vector's length: p(p + 3)/2 with p = q + 2 = 4 features
 
 
 def _base():
-    X = np.linspace(-1, 1, 3 * N).reshape(N, 3)
+    X = np.linspace(-1, 1, 2 * N).reshape(N, 2)
     return np.linspace(-0.9, 0.9, N), np.arange(N) % 2, X
 
 
 def _gram_pair(scaled=True):
     Y, T, X = _base()
-    T[0] = 1
+    X[0] = 1.0
     out = []
-    for u, y in (([1.0, 1.0, 1.0], 1.0), ([1.0, 1.0, -1.0], -1.0)):
-        X[0], Y[0] = u, y
-        Z = lin_features(X, (-1, 1)) if scaled else np.hstack([X, np.ones((N, 1))])
-        out.append(gram_statistics(Z, Y, T))
+    for t, y in ((1, 1.0), (0, -1.0)):
+        T[0], Y[0] = t, y
+        Z = lin_features(X, T, (-1, 1))
+        out.append(gram_statistics(Z if scaled else 2.0 * Z, Y))     # unscaled: z = (u, s, 1), ‖z‖ = 2
     return out
 
 
@@ -63,15 +64,15 @@ def test_audit_gram_release():
 
 def _whole(scale2=1.0):
     "Both stages, batched: the Gram vector, the slopes of each run, the adjusted outcomes' sums with their noise."
-    p1 = plan_gaussian(SIGMAS[0], GRAM_SENSITIVITY, 28)
+    p1 = plan_gaussian(SIGMAS[0], GRAM_SENSITIVITY, K)
     p2 = plan_gaussian(SIGMAS[1] * scale2, dim_sensitivity(OB), 5)
     def mech(data, size, rng):
         Y, T, Z = data
-        G = grid_release(gram_statistics(Z, Y, T), p1, rng, size=size).reshape(size, -1)
+        G = grid_release(gram_statistics(Z, Y), p1, rng, size=size).reshape(size, -1)
         V = np.empty((size, 5))
         for k, g in enumerate(G):
-            beta = arm_coefficients(g, 4, p1.sd)
-            V[k] = dim_statistics(adjusted_outcomes(Y, T, Z, beta, OB, adjusted_range(OB, beta, True)), T, OB)
+            beta = gram_coefficients(g, 4, p1.sd)
+            V[k] = dim_statistics(adjusted_outcomes(Y, Z, beta, OB, adjusted_range(OB, beta, True)), T, OB)
         V = np.rint(V / p2.step) * p2.step + grid_release(np.zeros(5), p2, rng, size=size)   # = grid_release(V[k])
         return np.hstack([G, V])
     return mech
@@ -83,14 +84,13 @@ def whole_pair():
     X[:], Y[0] = 0.0, 1.0               # the box centre: every adjusted outcome is the outcome, whatever the slopes
     T1 = T.copy()
     T[0], T1[0] = 1, 0
-    Z = lin_features(X, (-1, 1))
-    D0, D1 = (Y, T, Z), (Y, T1, Z)
+    D0, D1 = (Y, T, lin_features(X, T, (-1, 1))), (Y, T1, lin_features(X, T1, (-1, 1)))
     with reproducible_noise():
         m = DPLinAdjustment(epsilon=EPS, delta=DELTA, outcome_bounds=OB, x_bounds=(-1, 1), random_state=SEED,
                             accountant=PrivacyAccountant()).fit(Y, T, X=X)
         one = _whole()(D0, 1, noise_rng(SEED, "regression adjustment"))[0]
     assert np.array_equal(one, np.r_[m._released.gram, m._released.sums])            # DPLinAdjustment's own release
-    s0, s1 = (dim_statistics(adjusted_outcomes(*D, arm_coefficients(m._released.gram, 4), OB, OB), D[1], OB)
+    s0, s1 = (dim_statistics(adjusted_outcomes(D[0], D[2], gram_coefficients(m._released.gram, 4), OB, OB), D[1], OB)
               for D in (D0, D1))
     assert np.linalg.norm(s0 - s1) == pytest.approx(dim_sensitivity(OB), rel=1e-12)   # stage 2 attains b − a
     return D0, D1
@@ -99,9 +99,9 @@ def whole_pair():
 def _llr(D0, D1, scale2=1.0):
     """The log-likelihood ratio of an output (both stages independent here: every adjusted outcome is its outcome),
     the most powerful statistic for the auditor's test."""
-    p1, p2 = plan_gaussian(SIGMAS[0], GRAM_SENSITIVITY, 28), plan_gaussian(SIGMAS[1] * scale2, dim_sensitivity(OB), 5)
-    (g0, s0), (g1, s1) = ((gram_statistics(D[2], D[0], D[1]), dim_statistics(D[0], D[1], OB)) for D in (D0, D1))
-    return lambda o: (o[:, :28] - g0) @ (g1 - g0) / p1.sd ** 2 + (o[:, 28:] - s0) @ (s1 - s0) / p2.sd ** 2
+    p1, p2 = plan_gaussian(SIGMAS[0], GRAM_SENSITIVITY, K), plan_gaussian(SIGMAS[1] * scale2, dim_sensitivity(OB), 5)
+    (g0, s0), (g1, s1) = ((gram_statistics(D[2], D[0]), dim_statistics(D[0], D[1], OB)) for D in (D0, D1))
+    return lambda o: (o[:, :K] - g0) @ (g1 - g0) / p1.sd ** 2 + (o[:, K:] - s0) @ (s1 - s0) / p2.sd ** 2
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """The private regression adjustment (notebook 10c): neighbours behave alike apart from the noise, both released
 statistics stay within their derived sensitivities when computed by the implementation, nothing reachable from a
 release holds a record, an un-noised number or a random stream, every refusal on public inputs and every overspend
-comes before any charge or draw, the noise comes only from the secure release module, ε = ∞ is Lin's estimate, and
+comes before any charge or draw, the noise comes only from the secure release module, ε = ∞ is the least-squares
+coefficient of T in the regression of Y on 1, T and X, and
 the interval covers on a quick simulation."""
 import itertools, re
 import numpy as np
@@ -73,10 +74,10 @@ def test_gram_sensitivity_brute_force_through_the_implementation(q):
             for y0, y1, t0, t1 in itertools.product((-1.0, 1.0), (-1.0, 1.0), (0, 1), (0, 1)):
                 Xa, Xb, ya, yb, Ta, Tb = X.copy(), X.copy(), y.copy(), y.copy(), T.copy(), T.copy()
                 Xa[0], Xb[0], ya[0], yb[0], Ta[0], Tb[0] = x0, x1, y0, y1, t0, t1
-                d = gram_statistics(lin_features(Xa, xb), ya, Ta) - gram_statistics(lin_features(Xb, xb), yb, Tb)
+                d = gram_statistics(lin_features(Xa, Ta, xb), ya) - gram_statistics(lin_features(Xb, Tb, xb), yb)
                 worst = max(worst, float(np.linalg.norm(d)))
     assert worst <= GRAM_SENSITIVITY * (1 + FP_MARGIN)
-    if q == 3: assert worst >= GRAM_SENSITIVITY * (1 - 1e-9)             # attained
+    if q == 2: assert worst >= GRAM_SENSITIVITY * (1 - 1e-9)             # attained
     else: assert worst >= 0.9 * GRAM_SENSITIVITY                          # near
 
 
@@ -88,8 +89,8 @@ def test_adjusted_sums_sensitivity_through_the_estimator(monkeypatch):
         cap.append(dim_statistics(r, T, bounds))
         return orig(r, T, bounds, sigma, rng)
     monkeypatch.setattr(lin_mod, "dim_release", spy)
-    beta = [np.array([2.0, -1.5, 0.7, 0.1]), np.array([-3.0, 0.4, 2.5, -0.2])]
-    monkeypatch.setattr(lin_mod, "arm_coefficients", lambda g, p, sd=0.0: beta)
+    beta = np.array([2.0, -1.5, 2.5, 0.7, 0.1])
+    monkeypatch.setattr(lin_mod, "gram_coefficients", lambda g, p, sd=0.0: beta)
     Y, T, X = _data(200, seed=3)
     worst = 0.0
     for x0, y0, t0 in itertools.product((np.array([1.0, -1.0, 1.0]), np.array([-1.0, 1.0, -1.0])), (-3.0, 3.0), (0, 1)):
@@ -178,13 +179,12 @@ def test_refusals_and_overspend_before_any_charge_or_draw(monkeypatch):
 
 
 @pytest.mark.parametrize("q,binary", [(1, False), (3, False), (2, True)])
-def test_non_private_is_lins_regression(q, binary):
-    "ε = ∞: the coefficient of T in the regression of Y on T, X − X̄ and T(X − X̄), charged (∞, 0)."
+def test_non_private_is_the_regression_coefficient(q, binary):
+    "ε = ∞: the coefficient of T in the least-squares regression of Y on 1, T and X, charged (∞, 0)."
     Y, T, X = _data(250, q=q, seed=q)
     if binary: Y = np.where(Y > 0, 3.0, -3.0)
     m, acc = _fit(Y, T, X, epsilon=np.inf)
-    Xc = X - X.mean(0)
-    D = np.column_stack([np.ones(len(Y)), T, Xc, T[:, None] * Xc])
+    D = np.column_stack([np.ones(len(Y)), T, X])
     assert m.ate_ == pytest.approx(np.linalg.lstsq(D, Y, rcond=None)[0][1], abs=1e-9)
     assert m.noise_var_ == 0.0 and acc.ledger[0].cost == (np.inf, 0.0)
 
@@ -205,8 +205,8 @@ def test_interval_covers_on_a_quick_simulation():
 def test_adjusted_outcomes_stay_in_the_declared_range():
     "A private release clips the adjusted outcomes to the outcome bounds, whatever the slopes."
     Y, T, X = _data(100)
-    Z = lin_features(X, XB)
-    r = adjusted_outcomes(Y, T, Z, [np.full(4, 10.0), np.full(4, -10.0)], OB, OB)
+    Z = lin_features(X, T, XB)
+    r = adjusted_outcomes(Y, Z, np.r_[np.full(3, 10.0), -10.0, 10.0], OB, OB)
     assert r.min() >= OB[0] and r.max() <= OB[1]
 
 
@@ -263,9 +263,9 @@ def test_outcome_scaling_stays_within_the_unit_range():
     Y = np.where(r.uniform(size=200) < 0.5, lo, hi)
     captured = []
     orig = lin_mod.gram_statistics
-    def spy(Z, y, t):
+    def spy(Z, y):
         captured.append(np.abs(y).max())
-        return orig(Z, y, t)
+        return orig(Z, y)
     lin_mod.gram_statistics = spy
     try: lin_mod.lin_release(Y, T, X, outcome_bounds=(lo, hi), x_bounds=(-1, 1), epsilon=1.0, delta=1e-6,
                              accountant=PrivacyAccountant(), random_state=0)

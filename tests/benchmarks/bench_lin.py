@@ -6,7 +6,7 @@ Not collected by pytest. Run: python tests/benchmarks/bench_lin.py [--reps R] [-
 
 Per (bed, ε): RMSE against the true ATE, its ratio to the private difference in means' RMSE on the same draws,
 coverage and mean width of the 95 % interval (the width's ratio to the difference in means' follows the row's
-name); the non-private Lin estimate (ε = ∞) for reference. The acceptance the estimator was built for: on rct_strong,
+name); the non-private regression adjustment (ε = ∞: the least-squares coefficient of T) for reference. The acceptance the estimator was built for: on rct_strong,
 RMSE strictly below the private difference in means', width at most 1.5 times its width, coverage at least 0.90; on
 rct_weak, RMSE at most 1.25 times its RMSE.
 """
@@ -16,7 +16,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_ate_beds import bed, markdown   # noqa: E402  (the beds and the table format are defined once, there)
 
-ESTIMATORS = ("private difference in means", "private regression adjustment (Lin)", "Lin, eps=inf")
+ESTIMATORS = ("private difference in means", "private regression adjustment", "regression adjustment, eps=inf")
 
 
 def fits(X, T, Y, ob, xb, eps, delta, seed):
