@@ -410,7 +410,7 @@ def _part_remaining(self) -> tuple:
     "What this part can still spend: the owner's remaining budget minus this part's total."
     return self._remaining_t()
 
-# %% ../nbs/02_accounting.ipynb #a94ad7b2
+# %% ../nbs/02_accounting.ipynb #f0780d23
 class PrivacyAccountant(_Accountant):
     """Records (ε, δ) spends with labels; raises `BudgetError` (recording nothing) before any overspend.
 
@@ -422,14 +422,22 @@ class PrivacyAccountant(_Accountant):
     epsilon : float, default inf
         Total ε budget (inf: unlimited, record only).
     delta : float, default 0
-        Total δ budget.
+        Total δ budget. With ``epsilon=inf`` nothing is limited, δ included (an (∞, δ) guarantee holds for every
+        mechanism): the budget is then (inf, inf).
 
     Attributes
     ----------
+    budget : (float, float)
+        The budget the accountant enforces: ``(epsilon, delta)``, or ``(inf, inf)`` when ``epsilon`` is inf. The
+        repr, ``str`` and ``summary()`` all print this one budget.
     spent, remaining : (float, float)
-        What has been spent and what is left.
+        What has been spent (basic composition of the ledger) and what is left of `budget`. After a non-private spend
+        (ε = inf) the ε spent is inf and the δ spent is still the sum of the recorded δ.
     ledger : list of Spend
-        Every recorded release, with its label (and its parts for a parallel block).
+        Every recorded release as charged, with its label (and its parts for a parallel block); ``summary()`` marks a
+        non-private one "(non-private)".
+    epsilon, delta : float
+        The values given.
 
     Examples
     --------
@@ -465,7 +473,7 @@ def _pa_check(self, epsilon, delta=0.0):
     self._guard("check a spend")
     self._would_fit((eps, dlt), "a spend")
 
-# %% ../nbs/02_accounting.ipynb #567d42d6
+# %% ../nbs/02_accounting.ipynb #f675f661
 @method_of(PrivacyAccountant, "parallel")
 def _pa_parallel(self, label:str) -> ParallelBlock:
     "Open a block of spends on disjoint parts: `with acc.parallel('folds') as b: b.spend(eps, part=k)`."
@@ -486,8 +494,8 @@ def _pa_remaining(self) -> tuple:
 @method_of(PrivacyAccountant, "__repr__")
 def _pa_repr(self):
     f = self._alg.fmt
-    return (f"PrivacyAccountant(epsilon={_g(self._budget[0])}, delta={self.delta:g}): spent {f(self.spent)}, "
-            f"remaining {f(self.remaining)}, {len(self._ledger)} entries")
+    return (f"PrivacyAccountant(epsilon={_g(self._budget[0])}, delta={_g(self._budget[1])}): spent "
+            f"{f(self.spent)}, remaining {f(self.remaining)}, {len(self._ledger)} entries")
 
 # %% ../nbs/02_accounting.ipynb #4ef6d56a
 class _EDBlock(ParallelBlock):

@@ -198,14 +198,18 @@ def _add_ate_options(a):
     opts.add_argument("--propensity-clip", type=float, default=0.1, metavar="C",
                       help="clip every propensity estimate to [C, 1-C] (default 0.1)")
 
-# %% ../nbs/13_cli.ipynb #43d67c95
+# %% ../nbs/13_cli.ipynb #545ce76a
 _CATE_EPILOG = """\
-which estimator runs: DPCATE with the --learner given and the second stage of --final. --save can publish only the
-kernel stage (a shareable function file for cate-eval), so with --save the final stage is kernel; --query uses
-DPCATE's public rule (auto) unless --final kernel is given: then it answers from the estimator --save publishes.
-Both print the stage they fitted. Missing values are refused as for ate (--fill-missing to fill them)."""
+which estimator runs: one DPCATE fit per command, with the --learner given and the second stage of --final.
+  --query alone: DPCATE's public rule (final auto) unless --final kernel is given.
+  --save: the kernel stage, the only one a shareable function file (for cate-eval) is released from; another --final
+          is refused before anything is spent.
+  --query with --save: one kernel fit, one release (the function file); the answers at the points are that function
+          evaluated there (what cate-eval prints for the file), so no further budget is spent.
+The output names the second stage and why, e.g. "final: kernel (needed by --save)" (JSON: final, final_reason).
+Missing values are refused as for ate (--fill-missing to fill them)."""
 
-# %% ../nbs/13_cli.ipynb #eff1af84
+# %% ../nbs/13_cli.ipynb #b900c449
 def _add_cate_job(sub):
     "The `cate` sub-command: shared flags, its budget, what to release, its options."
     c = sub.add_parser("cate", help="private CATE (DP-CATE R/DR-learner) at query points, or a shareable function "
@@ -216,21 +220,23 @@ def _add_cate_job(sub):
     budget.add_argument("--epsilon", type=float, required=True, metavar="E",
                         help="total epsilon of the release (inf: non-private)")
     budget.add_argument("--delta", type=float, required=True, metavar="D", help="total delta of the release")
-    what = c.add_argument_group("what to release (required: one of)").add_mutually_exclusive_group(required=True)
+    what = c.add_argument_group("what to release (required: --query, --save, or both)")
     what.add_argument("--query", default=None, metavar="POINTS.csv",
-                      help="CSV of PUBLIC query points (the covariate columns by name)")
+                      help="CSV of PUBLIC query points (the covariate columns by name); with --save, the answers "
+                      "are the saved function at these points")
     what.add_argument("--save", default=None, metavar="FILE.npz",
-                      help="write the shareable function release to this file")
+                      help="write the shareable function release (kernel second stage) to this file")
     opts = _add_options(c)
     opts.add_argument("--out", default=None, metavar="OUT.csv",
                       help="with --query: write the answers to this CSV instead of printing them")
     opts.add_argument("--alpha", type=float, default=0.05,
                       help="1 - level of the printed intervals: they cover sampling and privacy noise where the "
                       "second stage derives a sampling part (--final auto), the privacy noise only for the kernel "
-                      "second stage (default 0.05)")
+                      "second stage and the saved function (default 0.05)")
     opts.add_argument("--learner", default="r", choices=("r", "dr"), help="orthogonal learner (default r)")
     opts.add_argument("--final", default=None, choices=("auto", "kernel"), help="second stage: auto (DPCATE's public "
-                      "rule; the default with --query) or kernel (the stage --save publishes; the default with --save)")
+                      "rule; the default with --query alone) or kernel (the stage --save publishes: the default, and "
+                      "the only one, with --save)")
     opts.add_argument("--propensity-clip", type=float, default=None, metavar="C",
                       help="clip the propensity to [C, 1-C] (default: DPCATE's rule)")
 
@@ -641,22 +647,23 @@ def _label(epsilon, delta) -> str:
     from dp_causal_nb.functional import _privacy_label   # the label a saved function stores, recomputed when loaded
     return _privacy_label(epsilon, delta)
 
-# %% ../nbs/13_cli.ipynb #5763d95d
-def cate_final(args) -> str:
-    "The second stage of a `cate` job: `--final`, else kernel with --save (the only one it publishes), else auto."
-    final = args.final or ("kernel" if args.save is not None else "auto")
-    if args.save is not None and final != "kernel":
-        raise CLIError("--save publishes a kernel second stage (a shareable function): give --final kernel or omit "
-                       "--final")
-    return final
+# %% ../nbs/13_cli.ipynb #49cd45db
+def cate_final(args) -> tuple:
+    "(second stage, why) of a `cate` job: `--final`, else kernel with --save (the only one it publishes), else auto."
+    if args.save is not None and args.final not in (None, "kernel"):
+        raise CLIError(f"--final {args.final} cannot go with --save: --save publishes the kernel second stage (a "
+                       "shareable function); give --final kernel or omit --final")
+    if args.final is not None: return args.final, f"--final {args.final}"
+    if args.save is not None: return "kernel", "needed by --save"
+    return "auto", "DPCATE's public rule, the default with --query"
 
-# %% ../nbs/13_cli.ipynb #0135ac29
+# %% ../nbs/13_cli.ipynb #015a2c8d
 def cate_estimator(args, job:JobData):
-    "The estimator of `cate --query` and `cate --save`: DPCATE with the command's inputs and `cate_final`."
+    "The one estimator of a `cate` job: DPCATE with the command's inputs and `cate_final` (planned to share: --save)."
     from dp_causal_nb.cate import DPCATE
-    return DPCATE(final=cate_final(args), learner=args.learner, epsilon=args.epsilon, delta=args.delta,
+    return DPCATE(final=cate_final(args)[0], learner=args.learner, epsilon=args.epsilon, delta=args.delta,
                   x_bounds=job.x_bounds, outcome_bounds=job.outcome_bounds, propensity_clip=args.propensity_clip,
-                  out_of_bounds="clip" if args.clip else "raise", random_state=args.seed)
+                  out_of_bounds="clip" if args.clip else "raise", random_state=args.seed, share=args.save is not None)
 
 # %% ../nbs/13_cli.ipynb #ea68b152
 def _stage(est) -> dict:
@@ -664,43 +671,60 @@ def _stage(est) -> dict:
     num = lambda v: None if v is None else float(v)
     return dict(final=est.final_, learner=est.learner, lam=num(est.lam_), propensity_clip=num(est.propensity_clip_))
 
-# %% ../nbs/13_cli.ipynb #8d9e5324
-def run_cate(args) -> dict:
-    "Run `dp-causal cate`; returns the release as a dict (public inputs, query points and released numbers only)."
+# %% ../nbs/13_cli.ipynb #d22d7525
+def _check_cate_job(args) -> str:
+    "The public inputs of a `cate` job, checked before the file is read (so before any charge); returns `final_reason`."
+    if args.query is None and args.save is None:
+        raise CLIError("give --query POINTS.csv, --save FILE.npz, or both (what to release)")
     if args.out is not None and args.query is None:
         raise CLIError("--out goes with --query (cate-eval writes files for --save)")
-    cate_final(args)
+    if not 0 < args.alpha < 1: raise CLIError(f"--alpha must lie in (0, 1), got {args.alpha:g}")
+    why = cate_final(args)[1]
     if args.schema is None and not any(c.strip() for c in args.covariates.split(",")):
         raise CLIError("--covariates (or --schema) must name at least one column (the CATE is a function of them)")
     if args.schema is None and args.x_bounds is None:
         raise CLIError("give the public covariate bounds: --x-bounds or --schema")
+    return why
+
+# %% ../nbs/13_cli.ipynb #e1399162
+def _estimator_answers(est, Q, alpha:float) -> dict:
+    "The answers of the fitted estimator at the public points Q: its single release, clamped, with intervals."
+    vals = est.effect(Q)
+    clamped = est.clamped_
+    has = est._has_interval()      # public (the stage and ε): the kernel stage at ε = ∞ has no interval
+    lo, hi = est.effect_interval(Q, alpha=alpha) if has else (vals, vals)
+    s = est.summary(Q, alpha=alpha)
+    ai = list(s.interval) if has else [s.ate, s.ate]
+    return dict(cate=vals.tolist(), lower=lo.tolist() if has else None, upper=hi.tolist() if has else None,
+                alpha=alpha, clamped=bool(clamped or s.clamped),
+                clamped_points=_clamped_points(vals, lo, hi, s.feasible), feasible_range=list(s.feasible), ate=s.ate,
+                ate_interval=ai if has else None,
+                ate_clamped=_clamped_points([s.ate], ai[:1], ai[1:], s.feasible)[0],
+                covers=s.covers, noise_sd_point=s.noise_sd_point, notes=[s.note[len("note: "):]] if s.note else [])
+
+# %% ../nbs/13_cli.ipynb #80897b87
+def run_cate(args) -> dict:
+    "Run `dp-causal cate`; returns the release as a dict (public inputs, query points and released numbers only)."
+    why = _check_cate_job(args)
     job = read_job(args)          # public inputs are checked above, before the file is read
     Q, shown = (None, None) if args.query is None else _query_points(args.query, job.covariates, job.schema)
     est = cate_estimator(args, job).fit(job.Y, job.T, X=job.X)
     head = dict(job="cate", outcome=args.outcome, treatment=args.treatment, covariates=job.covariates, n=len(job.Y),
                 private=bool(np.isfinite(args.epsilon)), epsilon=args.epsilon, delta=args.delta,
                 privacy=_label(args.epsilon, args.delta), outcome_bounds=list(job.outcome_bounds)) | _stage(est)
-    if Q is None: return head | _save_function(est, args, job.covariates, job.outcome_bounds, job.schema)
-    vals = est.effect(Q)
-    clamped = est.clamped_
-    has = est._has_interval()      # public (the stage and ε): the kernel stage at ε = ∞ has no interval
-    lo, hi = est.effect_interval(Q, alpha=args.alpha) if has else (vals, vals)
-    s = est.summary(Q, alpha=args.alpha)
-    ai = list(s.interval) if has else [s.ate, s.ate]
-    return head | dict(points=shown, cate=vals.tolist(), lower=lo.tolist() if has else None,
-                       upper=hi.tolist() if has else None, alpha=args.alpha,
-                       clamped=bool(clamped or s.clamped), clamped_points=_clamped_points(vals, lo, hi, s.feasible),
-                       feasible_range=list(s.feasible), ate=s.ate, ate_interval=ai if has else None,
-                       ate_clamped=_clamped_points([s.ate], ai[:1], ai[1:], s.feasible)[0],
-                       covers=s.covers, noise_sd_point=s.noise_sd_point,
-                       notes=[s.note[len("note: "):]] if s.note else [],
-                       out=_write_points(args.out, job.covariates, shown, vals, lo, hi))
+    head["final_reason"] = why
+    if args.save is not None:         # the one release is the function; answers at Q are its values (post-processing)
+        g, saved = _save_function(est, args, job.covariates, job.outcome_bounds, job.schema)
+        if Q is None: return head | saved
+        head = head | saved
+        answers = _function_answers(g, Q, job.outcome_bounds, saved["noise_sd_point"], args.alpha)
+    else: answers = _estimator_answers(est, Q, args.alpha)
+    out = _write_points(args.out, job.covariates, shown, answers["cate"], answers["lower"], answers["upper"])
+    return head | dict(points=shown) | answers | dict(out=out)
 
-
-
-# %% ../nbs/13_cli.ipynb #af9df698
-def _save_function(est, args, covs, bounds, schema=None) -> dict:
-    "Release the fitted kernel stage as a shareable function and write it with its public metadata and its hash."
+# %% ../nbs/13_cli.ipynb #3bc2e401
+def _save_function(est, args, covs, bounds, schema=None) -> tuple:
+    "Release the fitted kernel stage as a shareable function, write it with its public metadata; (function, its row)."
     from dp_causal_nb.functional import release_shareable_cate_function, _point_noise_sd, _privacy_label
     from dp_causal_nb.release_format import release_sha256
     g = release_shareable_cate_function(est)
@@ -710,8 +734,8 @@ def _save_function(est, args, covs, bounds, schema=None) -> dict:
                 privacy=_privacy_label(info["epsilon"], info["delta"]))
     if schema is not None: info["schema"] = schema.to_dict()     # public: cate-eval encodes the points with it
     path = g.save(args.save)
-    return dict(saved=path, sha256=release_sha256(path), n_components=info["n_components"], bandwidth=info["bandwidth"],
-                noise_sd_point=sd)
+    return g, dict(saved=path, sha256=release_sha256(path), n_components=info["n_components"],
+                   bandwidth=info["bandwidth"], noise_sd_point=sd)
 
 # %% ../nbs/13_cli.ipynb #eca4e4d5
 def _write_points(path, covs, Q, vals, lo, hi):
@@ -733,6 +757,19 @@ def _noise_note(sd:float, vals) -> list:
     return [] if sd <= spread else [f"the privacy noise (sd {sd:.3g} per point) is at least the spread of the released "
                                     f"CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise"]
 
+# %% ../nbs/13_cli.ipynb #d373b8e4
+_FUNCTION_COVERS = "the privacy noise of the shared function (its sampling error is not included)"
+
+def _function_answers(g, Q, bounds, sd:float, alpha:float) -> dict:
+    "The answers of a shareable function `g` at the public points Q: clamped values and privacy-noise intervals."
+    from dp_causal_nb.second_stage import clamp_to_feasible
+    from scipy.special import ndtri
+    c = clamp_to_feasible(g.raw(Q), bounds, ndtri(1 - alpha / 2) * sd)     # the library's one clamping rule
+    return dict(cate=c.value.tolist(), lower=c.lower.tolist(), upper=c.upper.tolist(), alpha=alpha,
+                clamped=bool(np.any(c.clamped)), clamped_points=[bool(v) for v in c.clamped],
+                feasible_range=list(c.feasible), noise_sd_point=sd, notes=_noise_note(sd, c.value),
+                covers=_FUNCTION_COVERS)
+
 # %% ../nbs/13_cli.ipynb #b7f05ab3
 def _file_sha256(path, expected) -> str:
     "The file's SHA-256; a CLIError when `expected` (`--expect-sha256`) is given and differs."
@@ -753,13 +790,11 @@ def _release_schema(info:dict):
     from dp_causal_nb.schema import Schema
     return Schema.from_dict(info["schema"])
 
-# %% ../nbs/13_cli.ipynb #b2258b32
+# %% ../nbs/13_cli.ipynb #dde4c8ad
 def run_cate_eval(args) -> dict:
     "Run `dp-causal cate-eval`: evaluate a saved shareable CATE function at the points of a CSV (post-processing)."
     from dp_causal_nb.functional import SharedCATEFunction
     from dp_causal_nb.release_format import ReleaseFormatError
-    from dp_causal_nb.second_stage import clamp_to_feasible
-    from scipy.special import ndtri
     digest = _file_sha256(args.release, args.expect_sha256)
     try: g = SharedCATEFunction.load(args.release)
     except (ReleaseFormatError, OSError) as e: raise CLIError(str(e).splitlines()[0]) from None
@@ -770,22 +805,18 @@ def run_cate_eval(args) -> dict:
     a = float(args.alpha)
     if not 0 < a < 1: raise CLIError(f"--alpha must lie in (0, 1), got {a:g}")
     Q, shown = _query_points(args.points, covs, _release_schema(info))
-    c = clamp_to_feasible(g.raw(Q), bounds, ndtri(1 - a / 2) * sd)     # the library's one clamping rule
-    vals, lo, hi = c.value, c.lower, c.upper
+    r = _function_answers(g, Q, bounds, sd, a)
+    out = _write_points(args.out, covs, shown, r["cate"], r["lower"], r["upper"])
     return dict(job="cate-eval", release=args.release, sha256=digest, sha256_checked=args.expect_sha256 is not None,
-                covariates=covs, privacy=info.get("privacy", "unknown"),
-                points=shown, cate=vals.tolist(), lower=lo.tolist(), upper=hi.tolist(), alpha=a,
-                clamped=bool(np.any(c.clamped)), clamped_points=[bool(v) for v in c.clamped],
-                feasible_range=list(c.feasible), noise_sd_point=sd, notes=_noise_note(sd, vals),
-                out=_write_points(args.out, covs, shown, vals, lo, hi))
+                covariates=covs, privacy=info.get("privacy", "unknown"), points=shown) | r | dict(out=out)
 
-# %% ../nbs/13_cli.ipynb #08229432
+# %% ../nbs/13_cli.ipynb #3d37779e
 def _cate_head(r:dict) -> str:
     "The first line(s) of a CATE release: the estimator and its guarantee, or the file evaluated and its hash."
     if r["job"] == "cate":
         return (f"DP-CATE ({r['learner']}-learner, {r['final']} second stage) of {r['outcome']} on {r['treatment']} "
                 f"given {', '.join(r['covariates'])}: "
-                f"n={r['n']}, privacy {r['privacy']}")
+                f"n={r['n']}, privacy {r['privacy']}\n  final: {r['final']} ({r['final_reason']})")
     check = "matches --expect-sha256" if r["sha256_checked"] else "compare it with the hash the publisher posted"
     return (f"shareable CATE function {r['release']} ({r['privacy']}), evaluated without the data (no budget "
             f"spent)\n  SHA-256 {r['sha256']} ({check})")
@@ -803,32 +834,38 @@ def _point_lines(r:dict) -> list:
                      + f"{v:12.4g}{ends}{star}")
     return lines
 
-# %% ../nbs/13_cli.ipynb #10f34767
-def format_cate(r:dict) -> str:
-    "The CATE release as text (public inputs, public query points and released numbers only)."
-    lvl = f"{100 * (1 - r['alpha']):g}%" if "alpha" in r else ""
-    head = _cate_head(r)
-    if "saved" in r:
-        return (f"{head}\n  wrote the shareable function to {r['saved']}: {r['n_components']} public random features, "
-                f"noised coefficients, no training record (publishable)\n  privacy-noise sd at every point "
-                f"{r['noise_sd_point']:.4g}; evaluate it with: dp-causal cate-eval {r['saved']} --points POINTS.csv\n"
-                f"  SHA-256 {r['sha256']}: post it next to the file; readers check it with --expect-sha256")
-    shared = "the privacy noise of the shared function (its sampling error is not included)"
-    covers = r.get("covers", "sampling and privacy noise (privacy noise only for the kernel second stage)")
-    if r["job"] != "cate": covers = shared
-    lines = [head, f"  {lvl} intervals cover {covers}; values clamped to the feasible range "
+# %% ../nbs/13_cli.ipynb #0888c3c5
+def _saved_lines(r:dict) -> list:
+    "The lines saying which shareable function file was written, how to evaluate it and its SHA-256."
+    return [f"  wrote the shareable function to {r['saved']}: {r['n_components']} public random features, "
+            "noised coefficients, no training record (publishable)",
+            f"  privacy-noise sd at every point {r['noise_sd_point']:.4g}; evaluate it with: dp-causal cate-eval "
+            f"{r['saved']} --points POINTS.csv",
+            f"  SHA-256 {r['sha256']}: post it next to the file; readers check it with --expect-sha256"]
+
+# %% ../nbs/13_cli.ipynb #9c3d9fa1
+def _answer_lines(r:dict) -> list:
+    "The answers at the points as text: what the intervals cover, the table (or the CSV written), average and notes."
+    lines = [f"  {100 * (1 - r['alpha']):g}% intervals cover {r['covers']}; values clamped to the feasible range "
              f"[{r['feasible_range'][0]:g}, {r['feasible_range'][1]:g}] are marked * (an interval beyond the range "
              "becomes that side of it, never a zero-width certainty)"]
-    if r.get("out"): lines.append(f"  wrote {len(r['cate'])} rows to {r['out']}")
-    else: lines += _point_lines(r)
+    if "saved" in r:
+        lines.append(f"  the answers are the saved function at the points (what cate-eval {r['saved']} prints for "
+                     "them; no further budget)")
+    lines += [f"  wrote {len(r['cate'])} rows to {r['out']}"] if r.get("out") else _point_lines(r)
     if "ate" in r:
         iv = ("(no interval)" if r["ate_interval"] is None
               else f"[{r['ate_interval'][0]:.4g}, {r['ate_interval'][1]:.4g}]")
         lines.append(f"  average over the {len(r['cate'])} points: {r['ate']:.4g} {iv}"
                      f"{'*' if r.get('ate_clamped') else ''}")
     lines.append(f"  privacy-noise sd per point {r['noise_sd_point']:.4g}")
-    lines += [f"  note: {t}" for t in r.get("notes", [])]
-    return "\n".join(lines)
+    return lines + [f"  note: {t}" for t in r.get("notes", [])]
+
+# %% ../nbs/13_cli.ipynb #727536fc
+def format_cate(r:dict) -> str:
+    "The CATE release as text (public inputs, public query points and released numbers only)."
+    lines = [_cate_head(r)] + (_saved_lines(r) if "saved" in r else [])
+    return "\n".join(lines + (_answer_lines(r) if "cate" in r else []))
 
 # %% ../nbs/13_cli.ipynb #124dd715
 if __name__ == "__main__" and "__file__" in globals():   # `python -m dp_causal_nb.cli` (not inside a notebook)

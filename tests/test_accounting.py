@@ -48,3 +48,21 @@ def test_gdp_accountant_refuses_epsilon_spends():
     with pytest.raises(TypeError, match="spend_gdp"): g.spend(0.5, label="eps")
     g.spend_gdp(0.6, label="a"); g.spend_gdp(0.8, label="b")
     assert g.spent == pytest.approx(1.0) and g.remaining == pytest.approx(0.0)
+
+@pytest.mark.parametrize("budget, shown", [((np.inf, 0.0), ("inf", "inf")), ((np.inf, 1e-5), ("inf", "inf")),
+                                           ((10.0, 1e-5), ("10", "1e-05"))])
+def test_repr_summary_and_ledger_state_one_budget(budget, shown):
+    """After a non-private spend (inf, 0) (where the budget allows it) and a private one (1, 1e-6), the repr, str,
+    summary() and `budget` state the same budget, the one enforced ((inf, inf) for any accountant with epsilon = inf),
+    and the same totals, those of the ledger."""
+    acc = PrivacyAccountant(*budget)
+    if np.isinf(budget[0]): acc.spend(np.inf, 0.0, label="non-private")
+    acc.spend(1.0, 1e-6, label="private")
+    spent = compose_sequential(acc.ledger)
+    assert acc.spent == spent and acc.budget == tuple(float(x) for x in shown)
+    e, d = (f"{x:.6g}" for x in spent)
+    assert repr(acc).startswith(f"PrivacyAccountant(epsilon={shown[0]}, delta={shown[1]}): spent (ε={e}, δ={d})")
+    lines = {ln[:20].strip(): tuple(ln.split()[-2:]) for ln in acc.summary().splitlines()}
+    assert str(acc) == acc.summary() and lines["budget"] == shown and lines["total spent"] == (e, d)
+    assert [(r["label"], r["epsilon"], r["delta"], r["private"]) for r in acc.summary().rows] == \
+        [(r.label, r.epsilon, r.delta, r.private) for r in acc.ledger]

@@ -313,7 +313,9 @@ def test_usage_marks_what_is_required():
     assert code == 0 and "(--epsilon E | --mu M)" in usage and "--outcome COL" in usage and "[--outcome" not in usage
     assert "cross-fitted design" in out and "fold ensemble" in out and "difference in means" in out
     code, out, err = run(["cate", "--help"])
-    assert code == 0 and "(--query POINTS.csv | --save FILE.npz)" in " ".join(out.split())
+    text = " ".join(out.split())
+    assert code == 0 and "what to release (required: --query, --save, or both)" in text
+    assert '"final: kernel (needed by --save)"' in text and "--query with --save: one kernel fit, one release" in text
 
 
 def test_x_bounds_one_pair_or_one_per_column_in_both_jobs(csv_path, cate_files):
@@ -443,7 +445,9 @@ def test_json_is_typed(csv_path, cate_files, tmp_path):
 
 
 def test_query_and_save_fit_the_same_estimator(cate_files, tmp_path):
-    "`--query --final kernel` and `--save` report the same fitted stage; --save refuses another final stage."
+    """`--query --final kernel` and `--save` report the same fitted stage, each with the reason for its final stage;
+    --save refuses another final stage before anything is charged, naming both flags."""
+    from dp_causal_nb.accounting import default_accountant
     d, data, q, yb, R = cate_files
     keys = ("final", "learner", "lam", "propensity_clip")
     code, out, err = run(cate_args(data, yb, "1") + ["--query", q, "--final", "kernel", "--seed", 0, "--json"])
@@ -451,10 +455,39 @@ def test_query_and_save_fit_the_same_estimator(cate_files, tmp_path):
     code, out, err = run(cate_args(data, yb, "1") + ["--save", tmp_path / "g.npz", "--seed", 0, "--json"])
     rs = json.loads(out)
     assert {k: rq[k] for k in keys} == {k: rs[k] for k in keys} and rs["final"] == "kernel"
-    code, out, err = run(cate_args(data, yb, "1") + ["--save", tmp_path / "h.npz", "--final", "auto"])
-    assert code == 2 and "--save publishes a kernel second stage" in err
+    assert (rq["final_reason"], rs["final_reason"]) == ("--final kernel", "needed by --save")
+    n = len(default_accountant().ledger)
+    code, out, err = run(cate_args(data, yb, "1") + ["--query", q, "--save", tmp_path / "h.npz", "--final", "auto"])
+    assert code == 2 and out == "" and "--final auto cannot go with --save" in err, err
+    assert len(default_accountant().ledger) == n and not (tmp_path / "h.npz").exists()
     code, out, err = run(cate_args(data, yb, "1") + ["--query", q, "--seed", 0])
     assert code == 0 and "auto second stage" in out
+    assert "final: auto (DPCATE's public rule, the default with --query)" in out
+
+
+@pytest.mark.parametrize("eps", ["1", "inf"])
+def test_query_with_save_is_one_fit_and_one_release(cate_files, tmp_path, eps):
+    """`cate --query --save` fits one estimator (the kernel stage --save needs), charges the ledger once, writes the
+    function file and answers at the points with that function: the answers are exactly what `cate-eval` prints for
+    the file, and the file is the one `--save` alone writes with the same seed. The output says which final ran and
+    why."""
+    from dp_causal_nb.accounting import default_accountant
+    d, data, q, yb, R = cate_files
+    both, alone = tmp_path / "both.npz", tmp_path / "alone.npz"
+    n = len(default_accountant().ledger)
+    code, out, err = run(cate_args(data, yb, eps) + ["--query", q, "--save", both, "--seed", 2, "--json"])
+    assert code == 0 and err == "", err
+    assert len(default_accountant().ledger) == n + 1
+    r = json.loads(out)
+    assert (r["final"], r["final_reason"]) == ("kernel", "needed by --save")
+    code, out, err = run(["cate-eval", both, "--points", q, "--json"])
+    e = json.loads(out)
+    keys = ("points", "cate", "lower", "upper", "clamped_points", "feasible_range", "noise_sd_point", "covers", "notes")
+    assert {k: r[k] for k in keys} == {k: e[k] for k in keys} and r["sha256"] == e["sha256"]
+    assert run(cate_args(data, yb, eps) + ["--save", alone, "--seed", 2])[0] == 0
+    assert alone.read_bytes() == both.read_bytes()
+    code, out, err = run(cate_args(data, yb, eps) + ["--query", q, "--save", both, "--seed", 2])
+    assert code == 0 and "final: kernel (needed by --save)" in out and f"what cate-eval {both} prints" in out
 
 
 def test_closed_pipe_ends_quietly(cate_files, tmp_path):

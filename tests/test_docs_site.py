@@ -5,7 +5,7 @@ The browser tests need the site (`python tools/build_docs.py` builds `_docs/`) a
 missing; under CI (`CI=true`) a missing site or browser is a failure. Screenshots go to `ci-artifacts/screenshots/`.
 The site search (Pagefind, indexed by the build) is tested by typing queries into the search box of a page.
 """
-import contextlib, functools, html.parser, http.server, json, os, re, shutil, socket, sys, threading, time
+import contextlib, functools, html, html.parser, http.server, json, os, re, shutil, socket, sys, threading, time
 import urllib.error, urllib.parse, urllib.request
 from pathlib import Path
 import pytest
@@ -394,6 +394,70 @@ def test_site_search(site_pages):
             for sub in r["subs"]: assert urllib.parse.unquote(sub.partition("#")[2]) in ids, sub
         SHOTS.mkdir(parents=True, exist_ok=True)
         drv.save_screenshot(str(SHOTS / "search_sensitivity.png"))
+
+
+# ---------------------------------------------------------------- search snippets read math as text (no browser)
+def test_math_reads_as_text():
+    "A formula's plain-text reading (what the search index holds for it): symbols, fractions, scripts, no TeX left."
+    cases = {r"(\varepsilon,\delta)": "(ε,δ)", r"\frac{\varepsilon}{2}": "ε/2", r"\frac12": "1/2",
+             r"\hat\theta_i^\top": "θ̂ᵢᵀ", r"\sqrt{2\log(1.25/\delta)}\,\Delta_2/\varepsilon": "√(2 log(1.25/δ)) Δ₂/ε",
+             r"(\max_i\varepsilon_i,\ \max_i\delta_i)": "(maxᵢεᵢ, maxᵢδᵢ)", r"\mathbb{E}[Y\mid X=x]": "𝔼[Y| X=x]",
+             r"\lVert\psi_1(x)\rVert_2=1": "‖ψ₁(x)‖₂=1", r"f^{-1}(S)": "f⁻¹(S)", r"x_{\text{noise}}": "x_noise",
+             r"\begin{cases}a,&x\le m,\\ b&x>m\end{cases}": "a, x≤ m,; b x>m"}
+    for tex, text in cases.items(): assert build_docs.tex_to_text(tex) == text, (tex, build_docs.tex_to_text(tex))
+
+def test_math_is_indexed_as_text():
+    """Each formula MathJax typesets in <main> is kept for MathJax but ignored by Pagefind, and followed by a hidden
+    plain-text reading that Pagefind indexes; code, scripts, attributes, an escaped dollar and the rest of the page
+    are left as they were."""
+    page = ('<head><script>MathJax = {tex: {inlineMath: [["$", "$"]]}}</script><title>$t$</title></head><body>'
+            '<nav>$n$</nav><main data-pagefind-body><p title="$a$">Budget $(\\varepsilon,\\delta)$, costs \\$5;'
+            '</p><p>$$\\frac{a}{b} &lt; 1$$ and \\(x^2\\)</p><pre>print("$x$")</pre><code>$HOME</code></main></body>')
+    out = build_docs.index_math_text(page)
+    ignored = re.findall(r"<span data-pagefind-ignore>(.*?)</span>", out)
+    readings = re.findall(r'<span class="dp-math-text" hidden>(.*?)</span>', out)
+    assert ignored == ["$(\\varepsilon,\\delta)$", "$$\\frac{a}{b} &lt; 1$$", "\\(x^2\\)"], ignored
+    assert readings == ["(ε,δ)", "a/b &lt; 1", "x²"], readings
+    assert re.sub(r"<span data-pagefind-ignore>|</span>|<span class=\"dp-math-text\" hidden>[^<]*", "", out) == page
+
+def _pagefind_fragments():
+    "{page url: indexed text} from the built index (Pagefind 1.x fragments: gzip, a signature, then JSON)."
+    import gzip
+    out = {}
+    for f in (DOCS / "pagefind" / "fragment").glob("*.pf_fragment"):
+        raw = gzip.decompress(f.read_bytes()).decode("utf-8")
+        doc = json.loads(raw[raw.index("{"):])
+        out[doc["url"]] = doc["content"]
+    return out
+
+_TEX = re.compile(r"\$[^$\n]{1,80}\$|\\[A-Za-z]{2,}|\\[()\[\]]")
+
+def _code_text(page_html):
+    "The text of a page's code and printed output (<pre>, <code>), whitespace collapsed: where TeX is verbatim."
+    blocks = re.findall(r"<(pre|code)\b[^>]*>(.*?)</\1>", page_html, flags=re.S)
+    return " ".join(" ".join(html.unescape(re.sub(r"<[^>]+>", "", b)).split()) for _, b in blocks)
+
+def _tex_in_prose(content, code):
+    "The TeX-looking strings of indexed text that do not come from the page's code (a search snippet would show them)."
+    return [t for t in _TEX.findall(content) if t not in code]
+
+def test_tex_in_prose_check_can_fail():
+    assert _tex_in_prose("budget $(\\varepsilon,\\delta)$ and \\frac12", "") == ["$(\\varepsilon,\\delta)$", "\\frac"]
+    assert _tex_in_prose('budget (ε,δ); ax.set_xlabel("$x_0$")', 'ax.set_xlabel("$x_0$")') == []
+
+def test_search_index_holds_no_tex():
+    """What Pagefind shows in a result snippet is indexed text: on every page it holds the plain-text reading of each
+    formula, not its TeX source (`$\\varepsilon$`, `\\frac{...}`); TeX-looking text is left only where it is code."""
+    _need((DOCS / "pagefind" / "fragment").is_dir(), "no search index: run `python tools/build_docs.py`")
+    fragments = _pagefind_fragments()
+    assert len(fragments) == len(json.loads((DOCS / "pages.json").read_text())), "a page is missing from the index"
+    bad = {}
+    for url, content in fragments.items():
+        page = DOCS / (url.lstrip("/") + ("index.html" if url.endswith("/") else ""))
+        left = _tex_in_prose(content, _code_text(page.read_text(encoding="utf-8")))
+        if left: bad[url] = left[:5]
+    assert not bad, f"TeX source in the search index (shown in result snippets): {bad}"
+    assert "(ε,δ)" in fragments["/accounting.html"] and "Σᵢ" in fragments["/accounting.html"]
 
 
 def test_readme_module_table_lists_every_notebook():

@@ -22,6 +22,8 @@ Two stages:
 3. **Search index.** Pagefind (npm package, pinned in the same package.json) reads the built pages (`<main
    data-pagefind-body>`: title, description, text, code and outputs; headings become sub-results) and writes a
    chunked index with its search UI into `_docs/pagefind/`; the search box on every page queries it in the browser.
+   Formulas are indexed as a plain-text reading (`index_math_text`): a result snippet shows "(ε,δ)-DP", not the TeX
+   source "$(\\varepsilon,\\delta)$-DP" that MathJax typesets on the page.
 
 Page titles (sidebar and heading) are the notebooks' `# Title` lines; a notebook that exports a module also names it
 under the title. Checks: a markdown table the converter could not read (shown as raw `| a | b |` text, e.g. a `|`
@@ -214,6 +216,136 @@ def _exporter():
     return HTMLExporter(template_name="dpdocs", extra_template_basedirs=[str(TEMPLATES)], exclude_input_prompt=True,
                         exclude_output_prompt=True, anchor_link_text="#")
 
+
+# ---------------------------------------------------------------- search text for math (Pagefind)
+# Math stays TeX in the page (MathJax typesets it in the browser), so Pagefind would index, and show in its result
+# snippets, TeX source such as `$(\varepsilon,\delta)$`. `index_math_text` wraps each formula MathJax typesets in a
+# `data-pagefind-ignore` span and follows it with a `hidden` span holding a plain-text reading of it ("(ε,δ)"),
+# which the index holds instead: hidden, so neither shown on the page nor read by screen readers (MathJax gives
+# those its own rendering); free of `$` and backslashes, so MathJax finds no math in it.
+_TEX_SYMBOLS = {
+    **dict(zip("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
+               "upsilon phi chi psi omega".split(), "αβγδεζηθικλμνξοπρστυφχψω")),
+    **dict(zip("Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split(), "ΓΔΘΛΞΠΣΥΦΨΩ")),
+    "varepsilon": "ε", "vartheta": "ϑ", "varphi": "φ", "varrho": "ϱ", "varsigma": "ς", "varpi": "ϖ", "ell": "ℓ",
+    "le": "≤", "leq": "≤", "leqslant": "≤", "ge": "≥", "geq": "≥", "geqslant": "≥", "ne": "≠", "neq": "≠",
+    "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝", "ll": "≪", "gg": "≫", "in": "∈",
+    "notin": "∉", "ni": "∋", "subset": "⊂", "subseteq": "⊆", "supset": "⊃", "cup": "∪", "cap": "∩", "setminus": "∖",
+    "emptyset": "∅", "varnothing": "∅", "forall": "∀", "exists": "∃", "neg": "¬", "lnot": "¬", "land": "∧",
+    "wedge": "∧", "lor": "∨", "vee": "∨", "to": "→", "rightarrow": "→", "longrightarrow": "⟶", "leftarrow": "←",
+    "gets": "←", "Rightarrow": "⇒", "implies": "⇒", "Leftarrow": "⇐", "Leftrightarrow": "⇔", "iff": "⇔",
+    "mapsto": "↦", "uparrow": "↑", "downarrow": "↓", "times": "×", "cdot": "·", "circ": "∘", "pm": "±", "mp": "∓",
+    "div": "÷", "ast": "∗", "star": "⋆", "otimes": "⊗", "oplus": "⊕", "odot": "⊙", "top": "ᵀ", "intercal": "ᵀ",
+    "perp": "⊥", "bot": "⊥", "mid": "|", "vert": "|", "lvert": "|", "rvert": "|", "Vert": "‖", "lVert": "‖",
+    "rVert": "‖", "|": "‖", "langle": "⟨", "rangle": "⟩", "lceil": "⌈", "rceil": "⌉", "lfloor": "⌊", "rfloor": "⌋",
+    "{": "{", "}": "}", "lbrace": "{", "rbrace": "}", "ldots": "…", "dots": "…", "cdots": "⋯", "dotsc": "…",
+    "dotsb": "⋯", "vdots": "⋮", "ddots": "⋱", "sum": "Σ", "prod": "∏", "int": "∫", "partial": "∂", "nabla": "∇",
+    "infty": "∞", "prime": "′", "triangleq": "≜", "coloneqq": "≔", "hbar": "ℏ", "dagger": "†", "square": "□",
+    "%": "%", "_": "_", "&": "&", "#": "#", "$": "", ",": " ", ";": " ", ":": " ", ">": " ", " ": " ", "quad": " ",
+    "qquad": " ", "!": "", "\\": "; ", "cr": "; "}
+_TEX_DROP = set("left right big Big bigg Bigg bigl bigr Bigl Bigr biggl biggr Biggl Biggr middle displaystyle "
+                "textstyle scriptstyle limits nolimits nonumber notag".split())
+_TEX_KEEP = set("text textrm textit textbf texttt textsf mathrm mathit mathbf mathsf mathtt mathcal mathscr mathfrak "
+                "boldsymbol bm operatorname emph mbox hbox underline overline underbrace overbrace substack".split())
+_TEX_NAMED = set("log ln exp max min sup inf lim det arg sin cos tan tanh sinh cosh Pr sgn deg dim ker gcd liminf "
+                 "limsup".split())
+_TEX_ACCENT = {"hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303", "widetilde": "\u0303", "bar": "\u0304",
+               "dot": "\u0307", "ddot": "\u0308", "vec": "\u20d7", "check": "\u030c", "breve": "\u0306"}
+_TEX_FRAC = {"frac", "tfrac", "dfrac", "cfrac"}
+_BLACKBOARD = dict(zip("RNZQCEPV1", "ℝℕℤℚℂ𝔼ℙ𝕍𝟙"))
+_SUP = dict(zip("0123456789+-=()nijkT*′ᵀ", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱʲᵏᵀ*′ᵀ"))
+_SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+
+def _tex_arg(tex, i):
+    "(argument, index after it) of the TeX argument at tex[i]: a {...} group, a control word, or one character."
+    while i < len(tex) and tex[i].isspace(): i += 1
+    if i >= len(tex): return "", i
+    if tex[i] != "{":
+        m = re.match(r"\\(?:[A-Za-z]+|.)", tex[i:], re.S)
+        return (m.group(0), i + m.end()) if m else (tex[i], i + 1)
+    depth, j = 0, i
+    while j < len(tex):
+        if tex[j] == "\\":                # an escaped brace (or any control sequence) does not open or close
+            j += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(tex[j], 0)
+        if depth == 0: return tex[i + 1:j], j + 1
+        j += 1
+    return tex[i + 1:], len(tex)
+
+def _grouped(text):
+    "A sub-formula as one unit: as it is when a single symbol, word or parenthesised, else in parentheses."
+    return text if len(text) <= 1 or re.fullmatch(r"\w+|\(.*\)", text) else f"({text})"
+
+def _script(text, table, mark):
+    "A sub- or superscript: Unicode sub/superscript characters for a short one that has them all, else mark + text."
+    if 0 < len(text) <= 2 and all(c in table for c in text): return "".join(table[c] for c in text)
+    return mark + _grouped(text)
+
+def _tex_command(name, tex, i):
+    "(plain text, index after its arguments) of the control sequence `\\name` whose arguments start at tex[i]."
+    if name in _TEX_FRAC:
+        num, i = _tex_arg(tex, i)
+        den, i = _tex_arg(tex, i)
+        return f"{_grouped(tex_to_text(num))}/{_grouped(tex_to_text(den))}", i
+    if name in _TEX_ACCENT or name in _TEX_KEEP or name in ("sqrt", "mathbb", "begin", "end", "label", "tag"):
+        if tex[i:i + 1] == "*": i += 1                                     # \operatorname*{argmin}
+        if name == "sqrt" and tex[i:i + 1] == "[": i = (tex.find("]", i) + 1) or len(tex)   # skip a root's index
+        arg, i = _tex_arg(tex, i)
+        text = tex_to_text(arg)
+        if name in _TEX_ACCENT: return text + _TEX_ACCENT[name] if text else "", i
+        if name == "sqrt": return "√" + _grouped(text), i
+        if name == "mathbb": return "".join(_BLACKBOARD.get(c, c) for c in text), i
+        if name == "tag": return f" ({text})", i
+        return (text if name in _TEX_KEEP else " "), i                   # \begin, \end, \label: no text of theirs
+    if name in _TEX_DROP: return "", i + (tex[i:i + 1] == "." and name in ("left", "right", "middle"))
+    if name in _TEX_NAMED: return f" {name}" + (" " if re.match(r"\s*[A-Za-z0-9\\]", tex[i:]) else ""), i
+    return _TEX_SYMBOLS.get(name, name), i                                # an unknown command reads as its name
+
+def tex_to_text(tex:str) -> str:
+    """A plain-text reading of a TeX formula, for the search index: `\\frac{\\varepsilon}{2}` -> 'ε/2',
+    `\\hat\\theta_i^\\top` -> 'θ̂ᵢᵀ'. Readable, not exact; never a `$` or a backslash."""
+    out, i = [], 0
+    while i < len(tex):
+        c = tex[i]
+        if c in "^_":
+            arg, i = _tex_arg(tex, i + 1)
+            out.append(_script(tex_to_text(arg), _SUP if c == "^" else _SUB, c))
+            continue
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.?)", tex[i:], re.S)
+            text, i = _tex_command(m.group(1), tex, i + m.end())
+            out.append(text)
+            continue
+        out.append({"{": "", "}": "", "$": "", "&": " ", "~": " "}.get(c, c))
+        i += 1
+    return re.sub(r"([(\[{⟨]) ", r"\1", re.sub(r"\s+", " ", "".join(out))).strip()
+
+# what MathJax typesets (the page's configuration: $...$, \(...\), $$...$$, \[...\], environments), after escapes
+_MATH = re.compile(r"(?P<esc>\\[\\$])|(?P<math>\$\$.+?\$\$|\\\[.+?\\\]|\\\(.+?\\\)"
+                   r"|\\begin\{(?P<env>[A-Za-z*]+)\}.+?\\end\{(?P=env)\}|\$(?:\\.|[^$\\])+?\$)", re.S)
+# what MathJax leaves alone (comments, scripts, code) or is markup (tags, their attributes)
+_NOT_TEXT = re.compile(r"<!--.*?-->|<(script|style|pre|code|textarea)\b.*?</\1\s*>"
+                       r"|<(?:[^>\"']|\"[^\"]*\"|'[^']*')*>", re.S | re.I)
+
+def _math_for_index(m):
+    if m.group("esc"): return m.group(0)
+    tex = html.unescape(m.group("math"))
+    body = tex[2:-2] if tex[:2] in ("$$", "\\[", "\\(") else tex.strip("$")
+    text = html.escape(tex_to_text(body), quote=False)
+    return f'<span data-pagefind-ignore>{m.group("math")}</span><span class="dp-math-text" hidden>{text}</span>'
+
+def index_math_text(page:str) -> str:
+    "The page with each formula of its <main> hidden from the search index and followed by a hidden plain-text reading."
+    a, b = page.find("<main"), page.rfind("</main>")
+    if a < 0 or b < a: return page
+    parts, pos = [page[:a]], a
+    for m in _NOT_TEXT.finditer(page, a, b):
+        parts += [_MATH.sub(_math_for_index, page[pos:m.start()]), m.group(0)]
+        pos = m.end()
+    return "".join(parts + [_MATH.sub(_math_for_index, page[pos:b]), page[b:]])
+
+
 def render(pages, sidebar, cfg):
     "Render each processed notebook; `pages`: nbs-relative notebook path -> (output path, title, description, module)."
     import nbformat
@@ -238,7 +370,7 @@ def render(pages, sidebar, cfg):
         body, _ = ex.from_notebook_node(nb, resources=resources)
         dst = DOCS / out
         dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.write_text(_add_lower_ids(body), encoding="utf-8")
+        dst.write_text(index_math_text(_add_lower_ids(body)), encoding="utf-8")
 
 MATHJAX = TEMPLATES / "node_modules" / "mathjax" / "es5"
 PAGEFIND = TEMPLATES / "node_modules" / ".bin" / "pagefind"
