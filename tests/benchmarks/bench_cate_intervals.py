@@ -21,8 +21,9 @@ A ratio well below 1 costs little coverage; a ratio of 2 or more leaves the poin
 
 Usage: python tests/benchmarks/bench_cate_intervals.py [reps]   (default 50; writes tests/benchmarks/cate_intervals.md)
 """
-import copy, sys, time, warnings
-from pathlib import Path
+import copy, os, sys, time, warnings
+os.environ.setdefault("OMP_NUM_THREADS", "1")   # before sklearn loads OpenMP: the boosting nuisances (ε = ∞) would spin
+from pathlib import Path                         # their threads on a busy CPU (threadpool_limits misses a late load)
 import numpy as np
 from threadpoolctl import threadpool_limits
 from dp_causal_nb.accounting import PrivacyAccountant
