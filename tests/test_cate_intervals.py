@@ -4,9 +4,12 @@ What must hold: `effect_interval` (sampling + privacy noise) contains `noise_int
 every released function (DPCATE.effect, the shareable function in Python and from its file, the curator's GP path)
 clamps to the feasible range through `second_stage.clamp_to_feasible`, and a clamped interval is flagged and never
 zero-width; `share=True` refuses a final that cannot be shared before any charge; there is no default budget; a
-non-private fit charges no δ.
+non-private fit charges no δ. What the intervals cover is said and measured: `effect_interval` covers the population
+fit of the declared shape (its own target, computed as in tests/benchmarks/bench_cate_intervals.py), not τ(x) where
+the shape's shrinkage is large, and `summary()` names that target.
 """
-import warnings
+import importlib.util, warnings
+from pathlib import Path
 import numpy as np
 import pytest
 from dp_causal_nb.accounting import PrivacyAccountant
@@ -68,3 +71,39 @@ def test_budget_is_required_and_infinity_charges_no_delta():
     with pytest.raises(ValueError, match="give a privacy budget"):
         DPCATE(**KW).fit(DS.Y, DS.T, X=DS.X)
     assert fit(epsilon=np.inf).spent_by_stage_["total"] == (np.inf, 0.0)
+
+
+def _coverage_bench():
+    "The coverage benchmark's population fits (tests/benchmarks/bench_cate_intervals.py)."
+    path = Path(__file__).parent / "benchmarks" / "bench_cate_intervals.py"
+    spec = importlib.util.spec_from_file_location("bench_cate_intervals", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_effect_interval_covers_its_own_target_not_a_shrunk_tau():
+    """The plain ridge at ε = ∞ (λ = 0.01 on 20 random features) shrinks τ by many of its sandwich sds: the interval
+    covers the ridge's population fit (same map, λ, radius; true nuisances), as its docstring says, and not τ(x)."""
+    bench = _coverage_bench()
+    big, oracle = DS.dgp.sample(40_000, random_state=30_000), bench.OracleNuisances(DS.dgp)
+    tau = DS.dgp.cate(Q)
+    own_covered, tau_covered = [], []
+    for r in range(12):
+        ds = DS.dgp.sample(2000, random_state=100 + r)
+        est = DPCATE(final="ridge", epsilon=np.inf, accountant=PrivacyAccountant(), x_bounds=ds.x_bounds,
+                     outcome_bounds=ds.outcome_bounds, random_state=r).fit(ds.Y, ds.T, X=ds.X)
+        lo, hi = est.effect_interval(Q)
+        own = bench.own_targets(est, big, Q, oracle)[0]
+        own_covered.append(np.mean((lo <= own) & (own <= hi)))
+        tau_covered.append(np.mean((lo <= tau) & (tau <= hi)))
+    assert np.mean(own_covered) >= 0.85 and np.mean(tau_covered) <= 0.3, (own_covered, tau_covered)
+
+
+@pytest.mark.parametrize("final,covers", [("auto", "population fit of the released shape"),
+                                          ("kernel", "non-private second-stage fit")])
+def test_summary_names_the_interval_target(final, covers):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = str(fit(final=final, epsilon=1.0).summary(Q))
+    assert f"the interval covers the {covers}" in text
