@@ -36,17 +36,17 @@ class FoldFallbackWarning(UserWarning):
 
 # %% auto #0
 __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CENTRE_SHARE', 'SCORE_CLIP_SHARE',
-           'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'CROSSFIT_WORST_CASE_SHARE',
-           'TREATED_COUNT_SHARE', 'RARE_ARM_Z', 'DESIGNS', 'LIN_MIN_EPSILON', 'LIN_MIN_SCALE', 'DPATE_INPUTS', 'ROUTES',
-           'ATT_MODEL_SHARE', 'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity',
-           'stderr_sensitivity', 'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate',
-           'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split',
-           'split_sensitivity', 'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels',
-           'score_histogram', 'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound',
-           'histogram_interval', 'crossfit_sizes', 'crossfit_nuisance_share', 'crossfit_parts', 'RareArmError',
-           'minority_share', 'treated_count_sd', 'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit',
-           'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release',
-           'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+           'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'TREATED_COUNT_SHARE', 'RARE_ARM_Z',
+           'DESIGNS', 'LIN_MIN_EPSILON', 'LIN_MIN_SCALE', 'DPATE_INPUTS', 'ROUTES', 'ATT_MODEL_SHARE',
+           'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
+           'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
+           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
+           'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram',
+           'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval',
+           'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share', 'treated_count_sd',
+           'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget',
+           'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval', 'att_estimate',
+           'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #854eb25f
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
@@ -600,20 +600,6 @@ def crossfit_sizes(n:int, estimator:str) -> np.ndarray:
     s = np.asarray(default_split(estimator)[:3], float)
     return split_sizes(n, np.r_[s, s] / (2 * s.sum()))
 
-# %% ../nbs/11_dp_ate.ipynb #f67abdd4
-CROSSFIT_WORST_CASE_SHARE = 0.3   # s where the proxy keeps the worst-case score range (the models cannot adjust)
-
-def crossfit_nuisance_share(n:int, d:int, epsilon:float, delta:float, *, estimator:str="aipw",
-                            lam:float|None=None) -> float:
-    """Theorem 2c's public share s of (ε, δ) spent on the nuisance models: CROSSFIT_NUISANCE_SHARE where the proxy
-    `nuisance_shrinkage` of the smallest model at that share is below NUISANCE_SHRINKAGE_LIMIT (the scores are then
-    clipped), else CROSSFIT_WORST_CASE_SHARE (the final release keeps the worst-case range: its noise matters more)."""
-    sz = crossfit_sizes(n, estimator)
-    k = int(sz[sz > 0].min())
-    keep = CROSSFIT_NUISANCE_SHARE * (1 - OUTCOME_CENTRE_SHARE)
-    shrink = nuisance_shrinkage(k, epsilon * keep, n_features=d, delta=delta * keep, lam=lam)
-    return CROSSFIT_NUISANCE_SHARE if shrink < NUISANCE_SHRINKAGE_LIMIT else CROSSFIT_WORST_CASE_SHARE
-
 # %% ../nbs/11_dp_ate.ipynb #78a578de
 def crossfit_parts(n:int, estimator:str, random_state=None) -> tuple:
     """Public (fold, part) of each record: two folds, and within a fold the nuisance parts of `default_split`
@@ -758,7 +744,7 @@ class ATEFit:
         "The fields as {attribute name: value} (no copies)."
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-# %% ../nbs/11_dp_ate.ipynb #2e5eb3f8
+# %% ../nbs/11_dp_ate.ipynb #7a7d1951
 class DPATE(EstimatorBase):
     """Differentially private average treatment effect (G-formula, IPW or AIPW) with a private confidence interval.
 
@@ -789,8 +775,7 @@ class DPATE(EstimatorBase):
         ignores the model's bias.
     design : {'auto', 'fold', 'split', 'crossfit'}, default 'auto'
         See above; 'crossfit' (Theorem 2c) fits the DP nuisance models on two folds, scores each fold with the other
-        fold's models and averages all n scores, spending the public share ``crossfit_nuisance_share(n, d, ε, δ)`` of
-        (ε, δ) on the models.
+        fold's models and averages all n scores, spending ``CROSSFIT_NUISANCE_SHARE`` of (ε, δ) on the models.
     n_folds : int or None
         K ≥ 3 for the fold design (public). None: ``default_n_folds(n, d)`` = min(⌊√n⌋, ⌊n/max(50, 10(d+1))⌋). Each
         nuisance model is fitted on ONE fold of about n/K records (unlike EconML's ``cv``, where a model sees (K−1)/K
@@ -1159,7 +1144,7 @@ class ScoreBudget:
     mu1: float            # the estimate's μ
     mu2: float            # the standard error's μ (0: none released)
 
-# %% ../nbs/11_dp_ate.ipynb #77eb555d
+# %% ../nbs/11_dp_ate.ipynb #7cdaaf38
 def _stage_budgets(est:str, design:str, n:int, d:int, budget:tuple, *, split, lam) -> tuple:
     "(count, (μ, ε, δ) for the design, (ε_n, δ_n), μ_final, shrink): Theorems 2e, 2c and the shrinkage proxy."
     mu, eps, dlt = budget
@@ -1173,8 +1158,7 @@ def _stage_budgets(est:str, design:str, n:int, d:int, budget:tuple, *, split, la
     eps_n, dlt_n = (eps, dlt) if private else (np.inf, 0.0)  # each nuisance model's budget (Theorems 2, 2c)
     mu_fin = mu                                              # the final release's μ
     if design == "crossfit" and private:                     # Theorem 2c: the two stages share (ε, δ)
-        s = crossfit_nuisance_share(n, d, eps, dlt, estimator=est, lam=lam)
-        eps_n, dlt_n = eps * s, dlt * s
+        eps_n, dlt_n = eps * CROSSFIT_NUISANCE_SHARE, dlt * CROSSFIT_NUISANCE_SHARE
         mu_fin = gdp_mu(eps - eps_n, dlt - dlt_n)
     shrink = None                                            # public proxy: can the nuisance models adjust?
     if private_models:

@@ -4,10 +4,11 @@ Tuning beds only: the two DP-ATE simulation generators (`datasets.ate_k_study`, 
 d = 10) at n ∈ {5 000, 20 000} and ε ∈ {1, 4, 16}, δ = 1e-6, x_bounds = (−5, 5) — the beds of
 bench_ate_design_rule.py. The public shares read from this table are then reported on the evaluation beds
 (bench_ate_beds.py, bench_ate_paper_binary.py), which never served to choose them. For each cell the cross-fitted
-design (design='crossfit', forced, whatever design='auto' would pick) runs with the nuisance share s set to each value
-in SHARES; the table gives the RMSE of the released ATE against the true ATE and the coverage of the 95 % interval, and
-says whether the public proxy (`score_budget`: `nuisance_shrinkage` at the default share 1/2 below
-NUISANCE_SHRINKAGE_LIMIT) lets the scores be clipped ("clipped") or keeps the worst-case score range ("worst case").
+design (design='crossfit', forced, whatever design='auto' would pick) runs with the nuisance share s
+(`CROSSFIT_NUISANCE_SHARE`, default 1/2) set to each value in SHARES; the table gives the RMSE of the released ATE
+against the true ATE and the coverage of the 95 % interval, and says whether the public proxy (`score_budget`:
+`nuisance_shrinkage` at the default share below NUISANCE_SHRINKAGE_LIMIT) lets the scores be clipped ("clipped") or
+keeps the worst-case score range ("worst case").
 Not collected by pytest.
 Run: python tests/benchmarks/bench_ate_crossfit_constants.py [--reps R] [--out FILE]
 """
@@ -21,14 +22,12 @@ CELLS = [(g, n, e) for g in ("k_study", "binary") for n in (5000, 20000) for e i
 
 @contextlib.contextmanager
 def nuisance_share(s):
-    "Run the cross-fitted design with nuisance share s in both regimes (the module's public constants, restored after)."
+    "Run the cross-fitted design with nuisance share s (the module's public constant, restored after)."
     import dp_causal_nb.ate as ate
-    names = ("CROSSFIT_NUISANCE_SHARE", "CROSSFIT_WORST_CASE_SHARE")
-    old = {k: getattr(ate, k) for k in names}
-    for k in names: setattr(ate, k, s)
+    old = ate.CROSSFIT_NUISANCE_SHARE
+    ate.CROSSFIT_NUISANCE_SHARE = s
     try: yield
-    finally:
-        for k, v in old.items(): setattr(ate, k, v)
+    finally: ate.CROSSFIT_NUISANCE_SHARE = old
 
 
 def regime(name, n, eps) -> str:
