@@ -134,7 +134,7 @@ def _cli(tmp_path, *extra):
 
 def test_cli_names_the_regression_adjustment(tmp_path):
     "The header of a 'lin' release names the regression adjustment. Observed: '(lin, difference in means)'."
-    code, out = _cli(tmp_path, "--randomized")
+    code, out = _cli(tmp_path, "--randomized", "--estimator", "lin")   # n·ε/(d + 1)² = 89: 'auto' runs 'dim' here
     head = out.splitlines()[0]
     assert code == 0 and "(lin," in head
     assert "difference in means)" not in head, head
