@@ -7,13 +7,16 @@ this release alone, μ₁ = μ·√GRAM_SHARE, must not be refuted and must be a
 
 Whole release (both stages, the second one adapted to the first's output): every record at the centre of the covariate
 box, so that each adjusted outcome is the outcome whatever the released slopes (and the second stage's sums do not
-move with the first stage's noise); record 0 at the upper outcome bound, treated in D₀ and control in D₁, attains the
-second stage's sensitivity b − a (its arm coordinate moves the Gram vector too). The audited mechanism is checked to be DPLinAdjustment's own release, and the test
-statistic is the exact log-likelihood ratio of an output.
+move with the first stage's noise); record 0 at the upper outcome bound, treated in D₀ and control in D₁, moves the
+second stage's sums (on the range widened by the capped adjustment, σ₂ for its width b − a + 2w) and, by its arm
+coordinate, the Gram vector. The audited mechanism is checked to be DPLinAdjustment's own release, and the test
+statistic is the exact log-likelihood ratio of an output (the second stage's range and σ₂ read from the first's).
 
 Broken-on-purpose controls the same audits must catch: features without the standardisation (z = (u, s, 1), ‖z‖ up to 2,
 with the same σ₁), and the second stage calibrated to half the outcome range (forgetting that a record may switch arms
-at a bound)."""
+at a bound); and, by brute force over corner records, a second stage calibrated to b − a instead of b − a + 2w (the
+widening forgotten)."""
+import itertools
 import numpy as np
 import pytest
 
@@ -136,3 +139,18 @@ def test_audit_whole_release(whole_pair):
           f"(second stage alone {gdp_epsilon(MU * np.sqrt(1 - GRAM_SHARE), DELTA):.3f}); "
           f"half-range control {bad.epsilon_lower:.3f}")
     assert 0.4 * claimed < res.epsilon_lower <= claimed < bad.epsilon_lower
+
+
+def test_undercounted_second_stage_is_caught():
+    """Brute force over records at the corners or centre of the box, outcomes at the bounds or the middle, either arm:
+    for a capped slope the sums move by exactly b − a + 2w, so a calibration to b − a would under-count them."""
+    beta = capped_coefficients(np.array([3.0, -2.0, 0.4, 0.1]), LIN_CAP)
+    rb = adjusted_range(OB, beta)
+    cells = [(u, y, t) for u in itertools.product((-1.0, 0.0, 1.0), repeat=2) for y in (-1.0, 0.0, 1.0) for t in (0, 1)]
+    Z = lin_features(np.array([c[0] for c in cells]), np.array([c[2] for c in cells]), (-1, 1))
+    r = adjusted_outcomes(np.array([c[1] for c in cells]), Z, beta, OB, rb)
+    one = np.array([dim_statistics(r[i:i + 1], np.array([c[2]]), rb) for i, c in enumerate(cells)])
+    worst = max(float(np.linalg.norm(a - b)) for a in one for b in one)
+    assert rb[1] - rb[0] == pytest.approx((1 + 2 * LIN_CAP) * (OB[1] - OB[0]), rel=1e-12)   # the cap binds here
+    assert worst == pytest.approx(rb[1] - rb[0], rel=1e-9)
+    assert worst > dim_sensitivity(OB) * 1.1
