@@ -468,7 +468,7 @@ def _release_notes(r:dict) -> str:
                       f"({100 * rv['rv_q_alpha']:.3g}% at α = {rv['alpha']:g})")
     return notes
 
-# %% ../nbs/13_cli.ipynb #f430ee76
+# %% ../nbs/13_cli.ipynb #091660f2
 def format_release(r:dict) -> str:
     "The release as text: estimate, interval, noise SD, budget, and the estimator's notes (all public or noised)."
     private = not np.isinf(r["epsilon"])
@@ -478,11 +478,13 @@ def format_release(r:dict) -> str:
     design = r.get("design", "fold")
     att = r.get("estimand") == "att"
     parts = "(control model/final)" if att else "(propensity/outcome0/outcome1/final)"
-    how = {"fold": f"K={r['n_folds']} folds", "none": "no nuisance models",
+    lin = r["estimator"] == "lin"
+    how = {"fold": f"K={r['n_folds']} folds", "none": "one pooled slope" if lin else "no nuisance models",
            "crossfit": "2 folds, each scored by the other's models"}.get(design) or (
         "split " + "/".join(map(str, r["split_sizes"])) + " " + parts)
     notes = _release_notes(r)
-    what = "difference in means" if design == "none" else {"crossfit": "cross-fitted"}.get(design, design) + " design"
+    what = ("regression adjustment" if lin else "difference in means") if design == "none" else (
+        {"crossfit": "cross-fitted"}.get(design, design) + " design")
     ci = ("not released" if r["conf_int_95"] is None
           else "[{:.6g}, {:.6g}]".format(*r["conf_int_95"]))
     eff = "ATT" if att else "ATE"

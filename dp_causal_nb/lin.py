@@ -10,9 +10,9 @@ import numpy as np
 from scipy.special import ndtri   # the normal quantile, without importing scipy.stats
 
 # %% auto #0
-__all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'LIN_INPUTS', 'lin_features', 'gram_statistics', 'unpack_gram', 'gram_coefficients',
-           'adjusted_range', 'adjusted_outcomes', 'LinRelease', 'lin_estimate', 'lin_draw', 'lin_release',
-           'DPLinAdjustment']
+__all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'LIN_CAP', 'LIN_INPUTS', 'lin_features', 'gram_statistics', 'unpack_gram',
+           'gram_coefficients', 'capped_coefficients', 'adjusted_range', 'adjusted_outcomes', 'LinRelease',
+           'lin_estimate', 'lin_draw', 'lin_release', 'DPLinAdjustment']
 
 # %% ../nbs/10c_dp_lin.ipynb #247df870
 from .core import (atomic_fit, check_array, check_binary_treatment, check_bounds, check_consistent_length,
@@ -68,25 +68,35 @@ def gram_coefficients(g, p:int, noise_sd:float=0.0) -> np.ndarray:
     keep = d > 1e-10 * max(1.0, float(np.abs(e).max()))
     return V @ (np.where(keep, 1.0 / np.where(keep, d, 1.0), 0.0) * (V.T @ b))
 
-# %% ../nbs/10c_dp_lin.ipynb #4c9b97e1
+# %% ../nbs/10c_dp_lin.ipynb #d3601024
+LIN_CAP = 0.25   # κ: a private release's adjustment is at most κ·(b − a) (tuning trials, notebook 12)
+
+def capped_coefficients(coefficients, # β from `gram_coefficients` (covariates, arm, bias)
+                        cap:float, # κ > 0, or inf (the full slope)
+                       ) -> np.ndarray:
+    "β with its covariate part scaled by min(1, 2κ√p / Σₖ|βₖ|): the adjustment's bound w is then at most κ·(b − a)."
+    beta = np.array(coefficients, dtype=float)
+    p = len(beta)
+    total = float(np.abs(beta[:p - 2]).sum())
+    if math.isfinite(cap) and total > 2 * cap * math.sqrt(p): beta[:p - 2] *= 2 * cap * math.sqrt(p) / total
+    return beta
+
 def adjusted_range(outcome_bounds, # public (a, b)
-                   coefficients, # β from `gram_coefficients` (post-processing of the release)
-                   private:bool, # whether the release is private (noise) or not (ε = ∞)
+                   coefficients, # β used (`capped_coefficients`; post-processing of the release)
                   ) -> tuple:
-    "[a', b'] of Theorem 2: (a, b) if private, else (a, b) ± B·Σₖ|βₖ|/√p over the covariates (nothing leaves it)."
+    "[a', b'] = [a − w, b + w] of Theorem 2, w = B·Σₖ|βₖ|/√p over the covariates: no adjusted outcome leaves it."
     lo, hi = (float(v) for v in outcome_bounds)
-    if private: return (lo, hi)
     p = len(coefficients)
     reach = (hi - lo) / 2 * float(np.abs(coefficients[:p - 2]).sum()) / math.sqrt(p)
     return (lo - reach, hi + reach)
 
 def adjusted_outcomes(Y, Z, coefficients, outcome_bounds, adjusted_bounds) -> np.ndarray:
-    "rᵢ = clip(Yᵢ − B·β[:q]ᵀ zᵢ[:q], [a', b']): each outcome minus its covariates' fitted part (q = p − 2)."
+    "rᵢ = Yᵢ − B·β[:q]ᵀ zᵢ[:q] (q = p − 2), inside [a', b'] by construction (the clip guards rounding only)."
     B = (float(outcome_bounds[1]) - float(outcome_bounds[0])) / 2
     q = Z.shape[1] - 2
     return np.clip(np.asarray(Y, float) - B * (Z[:, :q] @ coefficients[:q]), *adjusted_bounds)
 
-# %% ../nbs/10c_dp_lin.ipynb #3e0aba6f
+# %% ../nbs/10c_dp_lin.ipynb #064db962
 @dataclass(frozen=True)
 class LinRelease:
     "The published part of a release: the noised Gram vector and five sums, and the public inputs they need."
@@ -96,22 +106,31 @@ class LinRelease:
     outcome_bounds: tuple
     adjusted_bounds: tuple
     noise_sds: tuple
+    cap: float = math.inf
 
     @property
     def coefficients(self) -> np.ndarray:
-        "β in the standardised features: covariates, arm, bias (post-processing)."
-        p = int(round((math.sqrt(9 + 8 * len(self.gram)) - 3) / 2))   # len(gram) = p(p + 3)/2
-        return gram_coefficients(self.gram, p, self.noise_sds[0])
+        "β used in the standardised features: covariates (capped), arm, bias (post-processing)."
+        return capped_coefficients(gram_coefficients(self.gram, self.n_features, self.noise_sds[0]), self.cap)
 
-# %% ../nbs/10c_dp_lin.ipynb #463cdaf7
+    @property
+    def n_features(self) -> int:
+        "p = q + 2, read back from the Gram vector's length p(p + 3)/2."
+        return int(round((math.sqrt(9 + 8 * len(self.gram)) - 3) / 2))
+
+# %% ../nbs/10c_dp_lin.ipynb #8abab5eb
 def lin_estimate(rel:LinRelease, level:float=0.95) -> dict:
-    "Post-processing of a `LinRelease`: the difference in means of the adjusted outcomes, stderr, interval, clamped."
-    lo, hi = rel.outcome_bounds
+    """Post-processing of a `LinRelease`: the difference in means of the adjusted outcomes, its stderr (sampling part
+    times n/(n − p)·(n − 1)/(n − 1 − q)), the interval clamped to [−(b − a), b − a] and, unclamped, ate_raw and
+    interval_raw."""
     est = dim_estimate(rel.sums, rel.n, rel.adjusted_bounds, rel.noise_sds[1], 1 - level)
-    raw, se = est["ate"], est["stderr"]
-    c = clamp_to_feasible(raw, (lo, hi), ndtri(1 - (1 - level) / 2) * se)
-    return dict(ate=float(c.value), stderr=se, interval=(float(c.lower), float(c.upper)),
-                noise_var=est["noise_var"], n=rel.n, ate_raw=raw)
+    noise_var = est["noise_var"]
+    n, p = rel.n, rel.n_features
+    sampling = (est["stderr"] ** 2 - noise_var) * n / max(n - p, 1) * (n - 1) / max(n + 1 - p, 1)
+    raw, se, z = est["ate"], math.sqrt(sampling + noise_var), ndtri(1 - (1 - level) / 2)
+    c = clamp_to_feasible(raw, rel.outcome_bounds, z * se)
+    return dict(ate=float(c.value), stderr=se, interval=(float(c.lower), float(c.upper)), noise_var=noise_var,
+                n=rel.n, ate_raw=raw, interval_raw=(raw - z * se, raw + z * se))
 
 # %% ../nbs/10c_dp_lin.ipynb #6df43db0
 def _check_inputs(Y, T, X, outcome_bounds, x_bounds, level):
@@ -128,44 +147,55 @@ def _check_inputs(Y, T, X, outcome_bounds, x_bounds, level):
     if n < 2: raise ValueError(f"the regression adjustment needs at least 2 records, got {n}")
     return Y, T, X, (lo, hi), xb, level, n
 
-# %% ../nbs/10c_dp_lin.ipynb #8bd414c5
+# %% ../nbs/10c_dp_lin.ipynb #4a037744
 def lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_features`)
              outcome_bounds, # public (a, b)
-             sigmas, # (σ₁, σ₂) calibrated for Theorems 1 and 2 ((0, 0): no noise, the least-squares estimate)
+             sigmas, # (σ₁, σ₂): Theorem 1's, and Theorem 2's for sensitivity b − a ((0, 0): no noise)
              rng, # the secret noise stream (`noise_rng`)
+             cap:float=LIN_CAP, # κ of a private release (ε = ∞: the full slope)
             ) -> LinRelease:
-    "The two grid releases (Gram vector, then the sums of the adjusted outcomes): the published part of a release."
+    """The two grid releases (Gram vector, then the sums of the adjusted outcomes): the published part of a release.
+    The second σ is scaled to the sensitivity b − a + 2w that the capped slope gives (public given the first)."""
     p = Z.shape[1]
     plan1 = plan_gaussian(sigmas[0], GRAM_SENSITIVITY, p * (p + 3) // 2)
     mid, B = sum(outcome_bounds) / 2, (outcome_bounds[1] - outcome_bounds[0]) / 2
     gram = grid_release(gram_statistics(Z, np.clip((Y - mid) / B, -1.0, 1.0)), plan1, rng)   # clip: rounding
-    beta = gram_coefficients(gram, p, plan1.sd)
-    rb = adjusted_range(outcome_bounds, beta, private=sigmas[1] > 0)
-    sums, plan2 = dim_release(adjusted_outcomes(Y, Z, beta, outcome_bounds, rb), T, rb, sigmas[1], rng)
-    return LinRelease(gram, sums, len(Y), tuple(outcome_bounds), rb, (plan1.sd, plan2.sd))
+    cap = cap if sigmas[1] > 0 else math.inf
+    beta = capped_coefficients(gram_coefficients(gram, p, plan1.sd), cap)
+    rb = adjusted_range(outcome_bounds, beta)
+    sigma2 = sigmas[1] * (rb[1] - rb[0]) / (2 * B)
+    sums, plan2 = dim_release(adjusted_outcomes(Y, Z, beta, outcome_bounds, rb), T, rb, sigma2, rng)
+    return LinRelease(gram, sums, len(Y), tuple(outcome_bounds), rb, (plan1.sd, plan2.sd), cap)
 
-# %% ../nbs/10c_dp_lin.ipynb #3ff3d209
+# %% ../nbs/10c_dp_lin.ipynb #413690f1
 def _lin_sigmas(eps, dlt, bounds, p:int) -> tuple:
-    "σ of the two releases (Gram vector, adjusted sums) from the budget's μ; a grid too small is refused here."
+    "σ of the two releases (Gram vector; adjusted sums, per b − a) from the budget's μ; a grid too small is refused."
     mu = gdp_mu(eps, dlt) if is_private(eps) else np.inf
     sigmas = (gdp_sigma(mu * math.sqrt(GRAM_SHARE), GRAM_SENSITIVITY),
               gdp_sigma(mu * math.sqrt(1 - GRAM_SHARE), bounds[1] - bounds[0]))
     plan_gaussian(sigmas[0], GRAM_SENSITIVITY, p * (p + 3) // 2)         # a grid too small: refused
-    plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                   # here, before the charge
+    plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                   # here, before the charge (σ/Δ as drawn)
     return sigmas
 
-# %% ../nbs/10c_dp_lin.ipynb #7389bef4
-def _lin_charge(accountant, eps, dlt, label:str) -> tuple:
-    "Check and charge the budget before any noise: (ε, δ), or (∞, 0) labelled not private at ε = ∞; what was spent."
+# %% ../nbs/10c_dp_lin.ipynb #c408bc30
+def _lin_charge(accountant, eps, dlt, label:str, mu:float|None=None) -> tuple:
+    """Check and charge the budget before any noise: (ε, δ), or μ to a GDP accountant (`mu`, else gdp_mu(ε, δ)); at
+    ε = ∞ (∞, 0) labelled not private. Returns what was spent as (ε, δ)."""
     spent = (eps, dlt) if is_private(eps) else (np.inf, 0.0)
     acc = resolve_accountant(accountant)
-    acc.check(*spent)
-    acc.spend(*spent, label=label if is_private(eps) else f"{label} [not private: epsilon=inf]")
+    label = label if is_private(eps) else f"{label} [not private: epsilon=inf]"
+    if hasattr(acc, "spend_gdp"):
+        m = (gdp_mu(eps, dlt) if mu is None else mu) if is_private(eps) else np.inf
+        acc.check_gdp(m)
+        acc.spend_gdp(m, label=label)
+    else:
+        acc.check(*spent)
+        acc.spend(*spent, label=label)
     return spent
 
-# %% ../nbs/10c_dp_lin.ipynb #7fffdc67
+# %% ../nbs/10c_dp_lin.ipynb #ea221f4b
 def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:float=0.95, accountant=None,
-                random_state=None, label:str="lin_release") -> dict:
+                random_state=None, label:str="lin_release", mu:float|None=None) -> dict:
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial: one pooled slope, then the adjusted difference in means.
 
     Parameters
@@ -176,13 +206,16 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
         Y on 1, T and X without noise, charged (∞, 0).
     level : float, default 0.95
         Level of the interval, in (0, 1).
-    accountant : charged (ε, δ) before any noise is drawn (default: the library-wide one); label : its ledger label.
+    accountant : charged (ε, δ) before any noise is drawn (default: the library-wide one), or μ if it is a
+        GDPAccountant; label : its ledger label.
     random_state : seeds the noise only inside ``reproducible_noise()``.
+    mu : float, optional
+        The μ charged to a GDPAccountant (default ``gdp_mu(epsilon, delta)``).
 
     Returns
     -------
-    dict with ate, stderr, interval, noise_var, n, ate_raw (before clamping), epsilon_spent, delta_spent and release
-    (a `LinRelease`: noised numbers and public inputs only).
+    dict with ate, stderr, interval, noise_var, n, ate_raw and interval_raw (before clamping), epsilon_spent,
+    delta_spent and release (a `LinRelease`: noised numbers and public inputs only).
 
     Examples
     --------
@@ -200,22 +233,23 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
         Z = lin_features(X, T, xb)
         sigmas = _lin_sigmas(eps, dlt, bounds, Z.shape[1])
         rng = noise_rng(random_state, "regression adjustment")   # a bad random_state fails here, before the charge
-        spent = _lin_charge(accountant, eps, dlt, label)
+        spent = _lin_charge(accountant, eps, dlt, label, mu)
         rel = lin_draw(Y, T, Z, bounds, sigmas, rng)
         est = lin_estimate(rel, level)
     return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)
 
-# %% ../nbs/10c_dp_lin.ipynb #f61e519c
+# %% ../nbs/10c_dp_lin.ipynb #9d7b4873
 class DPLinAdjustment(ConstantEffect):
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial, from noisy sufficient statistics.
 
     The difference in means of the adjusted outcomes Y − βᵀ(X − c) (c the centre of the declared box) for one slope β
     shared by both arms — the regression estimator of trials (analysis of covariance; Freedman 2008, Lin 2013), known
     as CUPED in online experiments. β comes from a grid Gaussian release of the pooled Gram matrix of the covariates,
-    the arm and a bias (AdaSSP-style ridge, a tenth of μ²); the private difference in means of the adjusted outcomes,
-    clipped to `outcome_bounds`, uses the rest: `lin_release`. Any fixed slope leaves the estimate unbiased in a
-    trial, so the slope's noise costs variance only. Charged to `accountant` before any noise is drawn; estimate and
-    interval inside [−(b − a), b − a].
+    the arm and a bias (AdaSSP-style ridge, a tenth of μ²), shrunk so that the adjustment is at most
+    ``LIN_CAP``·(b − a); the private difference in means of the adjusted outcomes, on the outcome range widened by
+    that bound (which none leaves), uses the rest: `lin_release`. Any slope fixed by the first release leaves the
+    estimate unbiased in a trial, so the slope's noise and its cap cost variance only. Charged to `accountant`
+    before any noise is drawn; estimate and interval inside [−(b − a), b − a].
 
     Parameters
     ----------
@@ -235,7 +269,7 @@ class DPLinAdjustment(ConstantEffect):
     Attributes
     ----------
     ate_, stderr_, conf_int_ : the released estimate, its standard error (sampling and privacy) and interval.
-    noise_var_ : the privacy noise's share of stderr_²; coefficients_ : β (noised; covariates, arm, bias);
+    noise_var_ : the privacy noise's share of stderr_²; coefficients_ : β used (noised, capped; covariates, arm, bias);
     n_ : records.
     level_ : the level of conf_int_.
     epsilon_spent_, delta_spent_, charged_to_ : what was charged, and where.

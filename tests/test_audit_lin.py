@@ -7,13 +7,16 @@ this release alone, μ₁ = μ·√GRAM_SHARE, must not be refuted and must be a
 
 Whole release (both stages, the second one adapted to the first's output): every record at the centre of the covariate
 box, so that each adjusted outcome is the outcome whatever the released slopes (and the second stage's sums do not
-move with the first stage's noise); record 0 at the upper outcome bound, treated in D₀ and control in D₁, attains the
-second stage's sensitivity b − a (its arm coordinate moves the Gram vector too). The audited mechanism is checked to be DPLinAdjustment's own release, and the test
-statistic is the exact log-likelihood ratio of an output.
+move with the first stage's noise); record 0 at the upper outcome bound, treated in D₀ and control in D₁, moves the
+second stage's sums (on the range widened by the capped adjustment, σ₂ for its width b − a + 2w) and, by its arm
+coordinate, the Gram vector. The audited mechanism is checked to be DPLinAdjustment's own release, and the test
+statistic is the exact log-likelihood ratio of an output (the second stage's range and σ₂ read from the first's).
 
 Broken-on-purpose controls the same audits must catch: features without the standardisation (z = (u, s, 1), ‖z‖ up to 2,
 with the same σ₁), and the second stage calibrated to half the outcome range (forgetting that a record may switch arms
-at a bound)."""
+at a bound); and, by brute force over corner records, a second stage calibrated to b − a instead of b − a + 2w (the
+widening forgotten)."""
+import itertools
 import numpy as np
 import pytest
 
@@ -21,8 +24,8 @@ from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.core import reproducible_noise
 from dp_causal_nb.dim import dim_sensitivity, dim_statistics
-from dp_causal_nb.lin import (GRAM_SENSITIVITY, GRAM_SHARE, DPLinAdjustment, adjusted_outcomes, adjusted_range,
-                              gram_coefficients, gram_statistics, lin_features)
+from dp_causal_nb.lin import (GRAM_SENSITIVITY, GRAM_SHARE, LIN_CAP, DPLinAdjustment, adjusted_outcomes,
+                              adjusted_range, capped_coefficients, gram_coefficients, gram_statistics, lin_features)
 from dp_causal_nb.mechanisms import gdp_epsilon, gdp_mu, gdp_sigma
 from dp_causal_nb.secure_noise import grid_release, noise_rng, plan_gaussian
 
@@ -65,17 +68,29 @@ def test_audit_gram_release():
 def _whole(scale2=1.0):
     "Both stages, batched: the Gram vector, the slopes of each run, the adjusted outcomes' sums with their noise."
     p1 = plan_gaussian(SIGMAS[0], GRAM_SENSITIVITY, K)
-    p2 = plan_gaussian(SIGMAS[1] * scale2, dim_sensitivity(OB), 5)
     def mech(data, size, rng):
         Y, T, Z = data
-        G = grid_release(gram_statistics(Z, Y), p1, rng, size=size).reshape(size, -1)
-        V = np.empty((size, 5))
-        for k, g in enumerate(G):
-            beta = gram_coefficients(g, 4, p1.sd)
-            V[k] = dim_statistics(adjusted_outcomes(Y, Z, beta, OB, adjusted_range(OB, beta, True)), T, OB)
-        V = np.rint(V / p2.step) * p2.step + grid_release(np.zeros(5), p2, rng, size=size)   # = grid_release(V[k])
-        return np.hstack([G, V])
+        out = np.empty((size, K + 5))
+        for k in range(size):                    # run by run, in the release's order (Gram vector, then sums)
+            g = grid_release(gram_statistics(Z, Y), p1, rng)
+            rb = _range(g)
+            p2 = _plan2(rb, scale2)
+            beta = capped_coefficients(gram_coefficients(g, 4, p1.sd), LIN_CAP)
+            out[k] = np.r_[g, grid_release(dim_statistics(adjusted_outcomes(Y, Z, beta, OB, rb), T, rb), p2, rng)]
+        return out
     return mech
+
+
+def _range(g):
+    "The widened range [a − w, b + w] of the capped slope, post-processing of the released Gram vector."
+    return adjusted_range(OB, capped_coefficients(gram_coefficients(g, 4, plan_gaussian(SIGMAS[0], GRAM_SENSITIVITY,
+                                                                                        K).sd), LIN_CAP))
+
+
+def _plan2(rb, scale2=1.0):
+    "The second release's plan: σ₂ for sensitivity b' − a' (scale2 < 1: a broken-on-purpose calibration)."
+    w = rb[1] - rb[0]
+    return plan_gaussian(SIGMAS[1] * scale2 * w / (OB[1] - OB[0]), w, 5)
 
 
 @pytest.fixture(scope="module")
@@ -90,18 +105,26 @@ def whole_pair():
                             accountant=PrivacyAccountant()).fit(Y, T, X=X)
         one = _whole()(D0, 1, noise_rng(SEED, "regression adjustment"))[0]
     assert np.array_equal(one, np.r_[m._released.gram, m._released.sums])            # DPLinAdjustment's own release
-    s0, s1 = (dim_statistics(adjusted_outcomes(D[0], D[2], gram_coefficients(m._released.gram, 4), OB, OB), D[1], OB)
+    rb = m._released.adjusted_bounds
+    s0, s1 = (dim_statistics(adjusted_outcomes(D[0], D[2], m._released.coefficients, OB, rb), D[1], rb)
               for D in (D0, D1))
-    assert np.linalg.norm(s0 - s1) == pytest.approx(dim_sensitivity(OB), rel=1e-12)   # stage 2 attains b − a
+    assert np.linalg.norm(s0 - s1) >= 0.5 * dim_sensitivity(OB)          # stage 2 moves by a share of b − a
     return D0, D1
 
 
 def _llr(D0, D1, scale2=1.0):
     """The log-likelihood ratio of an output (both stages independent here: every adjusted outcome is its outcome),
     the most powerful statistic for the auditor's test."""
-    p1, p2 = plan_gaussian(SIGMAS[0], GRAM_SENSITIVITY, K), plan_gaussian(SIGMAS[1] * scale2, dim_sensitivity(OB), 5)
-    (g0, s0), (g1, s1) = ((gram_statistics(D[2], D[0]), dim_statistics(D[0], D[1], OB)) for D in (D0, D1))
-    return lambda o: (o[:, :K] - g0) @ (g1 - g0) / p1.sd ** 2 + (o[:, K:] - s0) @ (s1 - s0) / p2.sd ** 2
+    p1 = plan_gaussian(SIGMAS[0], GRAM_SENSITIVITY, K)
+    g0, g1 = (gram_statistics(D[2], D[0]) for D in (D0, D1))
+    def llr(o):
+        out = (o[:, :K] - g0) @ (g1 - g0) / p1.sd ** 2
+        for k, row in enumerate(o):              # the second stage given the first's output (its range and σ₂)
+            rb = _range(row[:K])
+            s0, s1 = (dim_statistics(D[0], D[1], rb) for D in (D0, D1))
+            out[k] += (row[K:] - s0) @ (s1 - s0) / _plan2(rb, scale2).sd ** 2
+        return out
+    return llr
 
 
 @pytest.mark.slow
@@ -116,3 +139,18 @@ def test_audit_whole_release(whole_pair):
           f"(second stage alone {gdp_epsilon(MU * np.sqrt(1 - GRAM_SHARE), DELTA):.3f}); "
           f"half-range control {bad.epsilon_lower:.3f}")
     assert 0.4 * claimed < res.epsilon_lower <= claimed < bad.epsilon_lower
+
+
+def test_undercounted_second_stage_is_caught():
+    """Brute force over records at the corners or centre of the box, outcomes at the bounds or the middle, either arm:
+    for a capped slope the sums move by exactly b − a + 2w, so a calibration to b − a would under-count them."""
+    beta = capped_coefficients(np.array([3.0, -2.0, 0.4, 0.1]), LIN_CAP)
+    rb = adjusted_range(OB, beta)
+    cells = [(u, y, t) for u in itertools.product((-1.0, 0.0, 1.0), repeat=2) for y in (-1.0, 0.0, 1.0) for t in (0, 1)]
+    Z = lin_features(np.array([c[0] for c in cells]), np.array([c[2] for c in cells]), (-1, 1))
+    r = adjusted_outcomes(np.array([c[1] for c in cells]), Z, beta, OB, rb)
+    one = np.array([dim_statistics(r[i:i + 1], np.array([c[2]]), rb) for i, c in enumerate(cells)])
+    worst = max(float(np.linalg.norm(a - b)) for a in one for b in one)
+    assert rb[1] - rb[0] == pytest.approx((1 + 2 * LIN_CAP) * (OB[1] - OB[0]), rel=1e-12)   # the cap binds here
+    assert worst == pytest.approx(rb[1] - rb[0], rel=1e-9)
+    assert worst > dim_sensitivity(OB) * 1.1
