@@ -688,7 +688,7 @@ def _check_cate_job(args) -> str:
         raise CLIError("give the public covariate bounds: --x-bounds or --schema")
     return why
 
-# %% ../nbs/13_cli.ipynb #e1399162
+# %% ../nbs/13_cli.ipynb #43cf49db
 def _estimator_answers(est, Q, alpha:float) -> dict:
     "The answers of the fitted estimator at the public points Q: its single release, clamped, with intervals."
     vals = est.effect(Q)
@@ -702,7 +702,8 @@ def _estimator_answers(est, Q, alpha:float) -> dict:
                 clamped_points=_clamped_points(vals, lo, hi, s.feasible), feasible_range=list(s.feasible), ate=s.ate,
                 ate_interval=ai if has else None,
                 ate_clamped=_clamped_points([s.ate], ai[:1], ai[1:], s.feasible)[0],
-                covers=s.covers, noise_sd_point=s.noise_sd_point, notes=[s.note[len("note: "):]] if s.note else [])
+                covers=s.covers, target=s.target, noise_sd_point=s.noise_sd_point,
+                notes=[s.note[len("note: "):]] if s.note else [])
 
 # %% ../nbs/13_cli.ipynb #80897b87
 def run_cate(args) -> dict:
@@ -845,12 +846,14 @@ def _saved_lines(r:dict) -> list:
             f"{r['saved']} --points POINTS.csv",
             f"  SHA-256 {r['sha256']}: post it next to the file; readers check it with --expect-sha256"]
 
-# %% ../nbs/13_cli.ipynb #9c3d9fa1
+# %% ../nbs/13_cli.ipynb #5a23e985
 def _answer_lines(r:dict) -> list:
     "The answers at the points as text: what the intervals cover, the table (or the CSV written), average and notes."
     lines = [f"  {100 * (1 - r['alpha']):g}% intervals cover {r['covers']}; values clamped to the feasible range "
              f"[{r['feasible_range'][0]:g}, {r['feasible_range'][1]:g}] are marked * (an interval beyond the range "
              "becomes that side of it, never a zero-width certainty)"]
+    if r.get("target") and r.get("lower") is not None:
+        lines.append(f"  an interval is a confidence interval for {r['target']}")
     if "saved" in r:
         lines.append(f"  the answers are the saved function at the points (what cate-eval {r['saved']} prints for "
                      "them; no further budget)")

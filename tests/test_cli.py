@@ -573,3 +573,16 @@ def test_cate_kernel_at_epsilon_inf_prints_no_interval(cate_files):
     assert len(r["cate"]) == len(r["clamped_points"]) and np.isfinite(r["ate"])
     average = next(line for line in out.splitlines() if "average over the" in line)
     assert "(no interval)" in average and "intervals cover none" in out
+
+
+def test_cate_query_names_what_its_intervals_are_for(cate_files):
+    """`cate --query` says what its intervals are confidence intervals for (DPCATE.summary's target): the population
+    fit of the released shape for the rule's stage, the non-private fit for the kernel stage; --json carries it."""
+    d, data, q, yb, R = cate_files
+    for final, words in (("auto", "the population fit of the released shape"),
+                         ("kernel", "the non-private second-stage fit, not the CATE")):
+        args = cate_args(data, yb, "1") + ["--seed", "3", "--query", q, "--final", final]
+        r = json.loads(run(args + ["--json"])[1])
+        code, out, err = run(args)
+        assert code == 0 and r["target"].startswith(words)
+        assert f"an interval is a confidence interval for {words}" in " ".join(out.split())
