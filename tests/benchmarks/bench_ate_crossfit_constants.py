@@ -12,7 +12,7 @@ keeps the worst-case score range ("worst case").
 Not collected by pytest.
 Run: python tests/benchmarks/bench_ate_crossfit_constants.py [--reps R] [--out FILE]
 """
-import argparse, contextlib, time, warnings
+import contextlib, time, warnings
 import numpy as np
 
 XB = (-5.0, 5.0)
@@ -79,15 +79,5 @@ def markdown(table) -> str:
 
 
 if __name__ == "__main__":
-    import pathlib, sys
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--out", default=None)
-    args, t0 = ap.parse_args(), time.time()
-    md = markdown(run(args.reps))
-    print(md)
-    if args.out:
-        from _out import write_table
-        write_table(args.out, f"python tests/benchmarks/bench_ate_crossfit_constants.py --reps {args.reps}",
-                    time.time() - t0, md, ", δ = 1e-6, x_bounds = (−5, 5); bold: the lowest RMSE of the row")
+    from _out import run_and_write
+    run_and_write(__file__, run, markdown, ', δ = 1e-6, x_bounds = (−5, 5); bold: the lowest RMSE of the row', default_reps=30)

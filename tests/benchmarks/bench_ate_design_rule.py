@@ -6,7 +6,7 @@ bench_ate_paper_binary.py, which it never saw. RMSE of the released ATE against 
 interval, with the private difference in means as a row. Not collected by pytest.
 Run: python tests/benchmarks/bench_ate_design_rule.py [--reps R] [--out FILE]
 """
-import argparse, time, warnings
+import time, warnings
 import numpy as np
 
 XB = (-5.0, 5.0)
@@ -64,13 +64,5 @@ def markdown(table) -> str:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--out", default=None)
-    args, t0 = ap.parse_args(), time.time()
-    md = markdown(run(args.reps))
-    print(md)
-    if args.out:
-        from _out import write_table
-        write_table(args.out, f"python tests/benchmarks/bench_ate_design_rule.py --reps {args.reps}", time.time() - t0,
-                    md, ", δ = 1e-6, x_bounds = (−5, 5)")
+    from _out import run_and_write
+    run_and_write(__file__, run, markdown, ', δ = 1e-6, x_bounds = (−5, 5)', default_reps=10)

@@ -4,7 +4,7 @@ bench_ate_beds.py): n, the number of covariates d, the share R² of the outcome 
 vary; the table gives the RMSE ratio lin / private difference in means, and lin's coverage. Not collected by pytest.
 Run: python tests/benchmarks/bench_lin_rule.py [--reps R] [--out FILE]
 """
-import argparse, itertools, time, warnings
+import itertools, time, warnings
 import numpy as np
 
 
@@ -54,13 +54,5 @@ def markdown(rows) -> str:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--out", default=None)
-    args, t0 = ap.parse_args(), time.time()
-    md = markdown(run(args.reps))
-    print(md)
-    if args.out:
-        from _out import write_table
-        write_table(args.out, f"python tests/benchmarks/bench_lin_rule.py --reps {args.reps}", time.time() - t0, md,
-                    ", δ = 1e-6")
+    from _out import run_and_write
+    run_and_write(__file__, run, markdown, ', δ = 1e-6', default_reps=30)
