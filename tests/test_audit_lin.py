@@ -12,10 +12,15 @@ second stage's sums (on the range widened by the capped adjustment, σ₂ for it
 coordinate, the Gram vector. The audited mechanism is checked to be DPLinAdjustment's own release, and the test
 statistic is the exact log-likelihood ratio of an output (the second stage's range and σ₂ read from the first's).
 
+The whole release's pair leaves every adjusted outcome inside [a, b], so its second stage moves by less than the
+b − a + 2w it is calibrated to. Second stage alone (Theorem 2, given the first release): the slope fixed where the cap
+binds (w = κ(b − a)), and the pair of records that moves the five sums by exactly b − a + 2w, found by brute force over
+corner records; the sums released as DPLinAdjustment releases them (`dim_release` with σ₂ scaled to the widened range);
+the claim for this release alone, μ₂ = μ·√(1 − GRAM_SHARE), must not be refuted and must be approached.
+
 Broken-on-purpose controls the same audits must catch: features without the standardisation (z = (u, s, 1), ‖z‖ up to 2,
-with the same σ₁), and the second stage calibrated to half the outcome range (forgetting that a record may switch arms
-at a bound); and, by brute force over corner records, a second stage calibrated to b − a instead of b − a + 2w (the
-widening forgotten)."""
+with the same σ₁), the second stage calibrated to half the outcome range (forgetting that a record may switch arms at a
+bound), and the second stage calibrated to b − a instead of b − a + 2w (the widening forgotten)."""
 import itertools
 import numpy as np
 import pytest
@@ -23,7 +28,7 @@ import pytest
 from dp_causal_nb.accounting import PrivacyAccountant
 from dp_causal_nb.audit import audit_mechanism
 from dp_causal_nb.core import reproducible_noise
-from dp_causal_nb.dim import dim_sensitivity, dim_statistics
+from dp_causal_nb.dim import dim_release, dim_sensitivity, dim_statistics
 from dp_causal_nb.lin import (GRAM_SENSITIVITY, GRAM_SHARE, LIN_CAP, DPLinAdjustment, adjusted_outcomes,
                               adjusted_range, capped_coefficients, gram_coefficients, gram_statistics, lin_features)
 from dp_causal_nb.mechanisms import gdp_epsilon, gdp_mu, gdp_sigma
@@ -142,16 +147,57 @@ def test_audit_whole_release(whole_pair):
     assert 0.4 * claimed < res.epsilon_lower <= claimed < bad.epsilon_lower
 
 
-def test_undercounted_second_stage_is_caught():
-    """Brute force over records at the corners or centre of the box, outcomes at the bounds or the middle, either arm:
-    for a capped slope the sums move by exactly b − a + 2w, so a calibration to b − a would under-count them."""
-    beta = capped_coefficients(np.array([3.0, -2.0, 0.4, 0.1]), LIN_CAP)
+BETA = capped_coefficients(np.array([3.0, -2.0, 0.4, 0.1]), LIN_CAP)   # a slope where the cap binds
+
+
+def _corner_records(beta):
+    "Records at the corners or centre of the box, outcomes at the bounds or the middle, either arm; their five sums."
     rb = adjusted_range(OB, beta)
     cells = [(u, y, t) for u in itertools.product((-1.0, 0.0, 1.0), repeat=2) for y in (-1.0, 0.0, 1.0) for t in (0, 1)]
     Z = lin_features(np.array([c[0] for c in cells]), np.array([c[2] for c in cells]), (-1, 1))
     r = adjusted_outcomes(np.array([c[1] for c in cells]), Z, beta, OB, rb)
-    one = np.array([dim_statistics(r[i:i + 1], np.array([c[2]]), rb) for i, c in enumerate(cells)])
+    return cells, np.array([dim_statistics(r[i:i + 1], np.array([c[2]]), rb) for i, c in enumerate(cells)]), rb
+
+
+def test_undercounted_second_stage_is_caught():
+    """Brute force over records at the corners or centre of the box, outcomes at the bounds or the middle, either arm:
+    for a capped slope the sums move by exactly b − a + 2w, so a calibration to b − a would under-count them."""
+    _, one, rb = _corner_records(BETA)
     worst = max(float(np.linalg.norm(a - b)) for a in one for b in one)
     assert rb[1] - rb[0] == pytest.approx((1 + 2 * LIN_CAP) * (OB[1] - OB[0]), rel=1e-12)   # the cap binds here
     assert worst == pytest.approx(rb[1] - rb[0], rel=1e-9)
     assert worst > dim_sensitivity(OB) * 1.1
+
+
+def second_stage_pair():
+    """Two datasets of N records differing in record 0, the brute force's worst corner pair, and the adjusted outcomes
+    of each under the fixed slope BETA: (adjusted outcomes, arms) twice, and the widened range."""
+    cells, one, rb = _corner_records(BETA)
+    i, j = np.unravel_index(np.argmax(np.linalg.norm(one[:, None] - one[None], axis=2)), (len(one), len(one)))
+    out = []
+    for u, y, t in (cells[i], cells[j]):
+        Y, T, X = _base()
+        X[0], Y[0], T[0] = u, y, t
+        out.append((adjusted_outcomes(Y, lin_features(X, T, (-1, 1)), BETA, OB, rb), T))
+    return out[0], out[1], rb
+
+
+def _second_stage(rb, widened=True):
+    "The sums released as `lin_draw` releases them (σ₂ per b − a, scaled to the widened range unless told not to)."
+    sigma2 = SIGMAS[1] * ((rb[1] - rb[0]) / (OB[1] - OB[0]) if widened else 1.0)
+    def mech(data, size, rng):
+        plan = dim_release(*data, rb, sigma2, rng)[1]                          # the library's plan for these sums
+        return grid_release(dim_statistics(*data, rb), plan, rng, size=size)
+    return mech
+
+
+def test_audit_second_stage():
+    D0, D1, rb = second_stage_pair()
+    s0, s1 = (dim_statistics(*D, rb) for D in (D0, D1))
+    assert np.linalg.norm(s0 - s1) == pytest.approx(rb[1] - rb[0], rel=1e-9)     # the pair attains b − a + 2w
+    res = audit_mechanism(_second_stage(rb), D0, D1, n_runs=RUNS, delta=DELTA, random_state=5)
+    bad = audit_mechanism(_second_stage(rb, widened=False), D0, D1, n_runs=RUNS, delta=DELTA, random_state=6)
+    claimed = gdp_epsilon(MU * np.sqrt(1 - GRAM_SHARE), DELTA)
+    print(f"second stage: empirical ε ≥ {res.epsilon_lower:.3f} vs claimed {claimed:.3f}; "
+          f"widening-forgotten control {bad.epsilon_lower:.3f}")
+    assert 0.5 * claimed < res.epsilon_lower <= claimed < bad.epsilon_lower
