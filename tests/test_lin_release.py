@@ -286,3 +286,42 @@ def test_dpate_lin_warns_once_about_a_large_delta():
                   accountant=PrivacyAccountant(), random_state=0).fit(Y, T, X=X)
     assert m.estimator_ == "lin"
     assert sum(issubclass(w.category, PrivacyLeakWarning) and "1/n" in str(w.message) for w in got) == 1
+
+
+def test_noise_calibrated_to_the_callers_mu():
+    """DPATE with a μ budget (reported as the ε it implies) draws the lin release's noise for that μ exactly, not for
+    gdp_mu(gdp_epsilon(μ, δ), δ): σ₁ = (3/√2)/(μ√GRAM_SHARE) and σ₂ = (b − a)/(μ√(1 − GRAM_SHARE)) per b − a."""
+    from dp_causal_nb.accounting import GDPAccountant
+    from dp_causal_nb.ate import DPATE
+    from dp_causal_nb.mechanisms import gdp_epsilon, gdp_sigma
+    mu, dlt = 0.7, 1e-6
+    sig = lin_mod._lin_sigmas(gdp_epsilon(mu, dlt), dlt, OB, 5, mu=mu)
+    assert sig == (gdp_sigma(mu * np.sqrt(lin_mod.GRAM_SHARE), GRAM_SENSITIVITY),
+                   gdp_sigma(mu * np.sqrt(1 - lin_mod.GRAM_SHARE), OB[1] - OB[0]))
+    Y, T, X = _data(400)
+    got = {}
+    real = lin_mod.lin_draw
+    def spy(*a, **kw):
+        got["sigmas"] = a[4]
+        return real(*a, **kw)
+    lin_mod.lin_draw = spy
+    try:
+        with reproducible_noise():
+            m = DPATE("lin", randomized=True, mu=mu, delta=dlt, outcome_bounds=OB, x_bounds=XB,
+                      accountant=GDPAccountant(mu=1.0), random_state=0).fit(Y, T, X=X)
+    finally: lin_mod.lin_draw = real
+    assert got["sigmas"] == sig and m.mu_spent_ == mu
+
+
+def test_dpate_lin_effect_interval_is_the_release_at_any_level():
+    "DPATE's 'lin' intervals at any level are `lin_estimate` of its release (the t quantile), the fitted one conf_int_."
+    from dp_causal_nb.ate import DPATE
+    Y, T, X = _data(60, q=10)
+    with reproducible_noise():
+        m = DPATE("lin", randomized=True, epsilon=np.inf, outcome_bounds=OB, x_bounds=XB,
+                  accountant=PrivacyAccountant()).fit(Y, T, X=X)
+    assert m.effect_interval(alpha=0.05) == pytest.approx(m.conf_int_, abs=1e-12)
+    lo, hi = m.effect_interval(alpha=0.2)
+    assert (lo, hi) == lin_mod.lin_estimate(m._lin_release, 0.8)["interval"]
+    t = lin_mod.stdtrit(60 - 12, 0.9)                                   # ε = ∞: t on n − p = 48 dof
+    assert hi - lo == pytest.approx(2 * t * m.stderr_, rel=1e-12)
