@@ -149,7 +149,7 @@ def _add_options(p):
                      "not released; a non-private run has null epsilon and \"private\": false)")
     return out
 
-# %% ../nbs/13_cli.ipynb #ca382fc8
+# %% ../nbs/13_cli.ipynb #a99e166d
 _ATE_EPILOG = """\
 which estimator and design run (public inputs only, never the data):
   --randomized                   the private difference in means (no nuisance models); with covariate bounds, its
@@ -160,8 +160,9 @@ which estimator and design run (public inputs only, never the data):
                                  by the other's models, noise ~ 1/n; (epsilon, delta)-DP
   no covariate bounds            AIPW, fold ensemble of Lebeda et al.: any models, noise ~ 1/sqrt(n); mu-GDP
   --estimator g|ipw|aipw|dim|lin|ht overrides the estimator (lin: a trial's regression-adjusted difference in
-                                 means, needs --x-bounds or --schema; ht: needs --assignment-probability); --design fold|split|crossfit overrides the design
-                                 (split: DP nuisance models on parts of one public split, clipped final scores)
+                                 means, needs --x-bounds or --schema; ht: needs --assignment-probability);
+                                 --design fold|split|crossfit overrides the design (split: DP nuisance models on
+                                 parts of one public split, clipped final scores)
   --estimand att                 the effect on the treated: regression adjustment on a private control model
                                  (split or crossfit design; needs --x-bounds or --schema), or with --randomized the
                                  difference in means
