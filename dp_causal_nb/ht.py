@@ -10,7 +10,8 @@ from scipy.special import ndtri   # the normal quantile, without importing scipy
 
 # %% auto #0
 __all__ = ['HT_WEIGHT', 'HT_INPUTS', 'HT_MIN_TOLERANCE', 'ht_range', 'ht_statistics', 'ht_sensitivity', 'ht_draw', 'ht_estimate',
-           'ht_release', 'DPHorvitzThompson', 'ht_tolerance', 'prefers_ht']
+           'ht_release', 'ht_lin_draw', 'ht_lin_release', 'ht_interval', 'DPHorvitzThompson', 'ht_tolerance',
+           'prefers_ht']
 
 # %% ../nbs/10d_dp_ht.ipynb #14f0adac
 from .core import (atomic_fit, check_binary_treatment, check_bounds, check_consistent_length,
@@ -93,7 +94,7 @@ def _check_inputs(Y, T, outcome_bounds, p, level):
     if n < 2: raise ValueError(f"the Horvitz–Thompson estimate needs at least 2 records, got {n}")
     return Y, T, (lo, hi), p, level, n
 
-# %% ../nbs/10d_dp_ht.ipynb #41747606
+# %% ../nbs/10d_dp_ht.ipynb #7a6491de
 def ht_release(Y, T, *, outcome_bounds, assignment_probability, epsilon, delta, level:float=0.95, accountant=None,
                random_state=None, label:str="ht_release", mu:float|None=None) -> dict:
     """(ε, δ)-DP Horvitz–Thompson ATE of a trial with a declared assignment probability: two noisy sums.
@@ -126,7 +127,7 @@ def ht_release(Y, T, *, outcome_bounds, assignment_probability, epsilon, delta, 
     >>> out = ht_release(Y, T, outcome_bounds=(-3, 3), assignment_probability=0.5, epsilon=np.inf, delta=1e-6,
     ...                  accountant=PrivacyAccountant())
     >>> round(out["ate"], 3)
-    0.522
+    0.44
     """
     with release_guard():    # no floating-point event raises, no data-dependent warning shows (notebook 00)
         Y, T, bounds, p, level, n = _check_inputs(Y, T, outcome_bounds, assignment_probability, level)
@@ -138,10 +139,82 @@ def ht_release(Y, T, *, outcome_bounds, assignment_probability, epsilon, delta, 
         spent = _lin_charge(accountant, eps, dlt, label, mu)
         v, plan = ht_draw(Y, T, bounds, p, sigma, rng)
         est = ht_estimate(v, n, bounds, p, plan.sd, 1 - level)
-    release = dict(statistic=v, noise_sd=plan.sd, n=n, outcome_bounds=bounds, assignment_probability=p)
+    release = dict(statistic=v, noise_sd=plan.sd, n=n, outcome_bounds=bounds, adjusted_bounds=bounds,
+                   assignment_probability=p)
     return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=release)
 
-# %% ../nbs/10d_dp_ht.ipynb #b7da8d36
+# %% ../nbs/10d_dp_ht.ipynb #6f795ce0
+from .lin import (GRAM_SENSITIVITY, LIN_CAP, adjusted_outcomes, adjusted_range, capped_coefficients,
+                              gram_coefficients, gram_statistics, lin_features, _lin_sigmas)
+from .lin import _check_inputs as _lin_check_inputs
+
+# %% ../nbs/10d_dp_ht.ipynb #fbcd34f7
+def ht_lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_features`)
+                outcome_bounds, # public (a, b)
+                p:float, # the declared assignment probability
+                sigmas, # (σ₁, σ₂): notebook 10c's Gram σ, and the σ for sensitivity b − a ((0, 0): no noise)
+                rng, # the secret noise stream (`noise_rng`)
+                cap:float=LIN_CAP, # κ of a private release (ε = ∞: the full slope)
+               ) -> dict:
+    """The Gram release (notebook 10c), then the Horvitz–Thompson release of the adjusted outcomes on the widened
+    range, its σ scaled to the sensitivity (b − a + 2w)/min(p, 1 − p) of the capped slope (public given the first)."""
+    q = Z.shape[1]
+    plan1 = plan_gaussian(sigmas[0], GRAM_SENSITIVITY, q * (q + 3) // 2)
+    mid, B = sum(outcome_bounds) / 2, (outcome_bounds[1] - outcome_bounds[0]) / 2
+    gram = grid_release(gram_statistics(Z, np.clip((Y - mid) / B, -1.0, 1.0)), plan1, rng)   # clip: rounding
+    beta = capped_coefficients(gram_coefficients(gram, q, plan1.sd), cap if sigmas[1] > 0 else math.inf)
+    rb = adjusted_range(outcome_bounds, beta)
+    sigma2 = sigmas[1] * ht_sensitivity(rb, p) / (2 * B)
+    v, plan2 = ht_draw(adjusted_outcomes(Y, Z, beta, outcome_bounds, rb), T, rb, p, sigma2, rng)
+    return dict(gram=gram, statistic=v, noise_sds=(plan1.sd, plan2.sd), adjusted_bounds=rb, coefficients=beta)
+
+# %% ../nbs/10d_dp_ht.ipynb #1eba5336
+def ht_lin_release(Y, T, X, *, outcome_bounds, x_bounds, assignment_probability, epsilon, delta,
+                   level:float=0.95, accountant=None, random_state=None, label:str="ht_lin_release",
+                   mu:float|None=None) -> dict:
+    """(ε, δ)-DP Horvitz–Thompson ATE of covariate-adjusted outcomes (the capped slope of notebook 10c).
+
+    Parameters and returns as `ht_release`, plus X (n, q) and its PUBLIC bounds ``x_bounds`` (X clipped to them);
+    the release adds ``coefficients`` (the slope used) and ``adjusted_bounds`` (the widened range).
+
+    Examples
+    --------
+    >>> r = np.random.default_rng(0); X = r.uniform(-1, 1, (2000, 2)); T = r.binomial(1, 0.5, 2000)
+    >>> Y = np.clip(0.5 * T + X[:, 0] + r.normal(0, 0.5, 2000), -3, 3)
+    >>> from dp_causal_nb.accounting import PrivacyAccountant
+    >>> out = ht_lin_release(Y, T, X, outcome_bounds=(-3, 3), x_bounds=(-1, 1), assignment_probability=0.5,
+    ...                      epsilon=1.0, delta=1e-6, accountant=PrivacyAccountant())
+    >>> out["interval"][0] <= out["ate"] <= out["interval"][1]
+    True
+    """
+    with release_guard():    # no floating-point event raises, no data-dependent warning shows (notebook 00)
+        Y, T, X, bounds, xb, level, n = _lin_check_inputs(Y, T, X, outcome_bounds, x_bounds, level)
+        p = _check_inputs(Y, T, bounds, assignment_probability, level)[3]
+        eps, dlt = check_epsilon_delta(epsilon, delta, n=n, require_delta=True)
+        Z = lin_features(X, T, xb)
+        sigmas = _lin_sigmas(eps, dlt, bounds, Z.shape[1])              # a grid too small: refused here
+        rng = noise_rng(random_state, "Horvitz-Thompson, adjusted")     # a bad random_state fails here, likewise
+        spent = _lin_charge(accountant, eps, dlt, label, mu)
+        rel = ht_lin_draw(Y, T, Z, bounds, p, sigmas, rng)
+        est = ht_estimate(rel["statistic"], n, rel["adjusted_bounds"], p, rel["noise_sds"][1], 1 - level)
+    top = bounds[1] - bounds[0]                                          # the ATE's range, not the widened one
+    est["ate"] = float(np.clip(est["ate_raw"], -top, top))
+    est["interval"] = tuple(float(np.clip(v, -top, top)) for v in est["interval_raw"])
+    release = dict(rel, n=n, outcome_bounds=bounds, assignment_probability=p, noise_sd=rel["noise_sds"][1])
+    return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=release)
+
+# %% ../nbs/10d_dp_ht.ipynb #73404e71
+def ht_interval(release:dict, # the `release` of `ht_release` or `ht_lin_release`
+                alpha:float, # 1 − level
+               ) -> tuple:
+    "The 1 − α interval of the released estimate, clamped to the range the declared outcome bounds allow."
+    r = release
+    raw = ht_estimate(r["statistic"], r["n"], r["adjusted_bounds"], r["assignment_probability"], r["noise_sd"],
+                      alpha)["interval_raw"]
+    top = r["outcome_bounds"][1] - r["outcome_bounds"][0]
+    return tuple(float(np.clip(v, -top, top)) for v in raw)
+
+# %% ../nbs/10d_dp_ht.ipynb #5fa3513e
 class DPHorvitzThompson(ConstantEffect):
     """(ε, δ)-DP Horvitz–Thompson ATE of a trial whose assignment probability p is declared (public).
 
@@ -149,10 +222,12 @@ class DPHorvitzThompson(ConstantEffect):
     (Horvitz & Thompson 1952): unbiased under Bernoulli(p) assignment with n public, so the arm sizes need no release.
     The grid Gaussian release (notebook 01a) of (Σz_i, (√2/R)Σz_i²), R = (b − a)/(2 min(p, 1 − p)), has sensitivity
     2R (the theorem above); the standard error √(Σz_i²)/n is conservative (Aronow & Middleton 2013) and the privacy
-    noise is added to it. Charged to `accountant` before any noise is drawn: `ht_release`. Where the outcome's mean is
-    far from the midpoint of the declared range its sampling variance exceeds the difference in means'
-    (``DPDifferenceInMeans``, notebook 10b); ``DPATE(estimator="auto", randomized=True, assignment_probability=p)``
-    chooses between them by a public rule (`prefers_ht`).
+    noise is added to it. Charged to `accountant` before any noise is drawn: `ht_release`. With ``x_bounds`` declared,
+    the outcomes are first adjusted by the capped covariate slope of notebook 10c (`ht_lin_release`). Where the
+    outcome's mean is far from the midpoint of the declared range its sampling variance exceeds the difference in
+    means' (``DPDifferenceInMeans``, notebook 10b);
+    ``DPATE(estimator="auto", randomized=True, assignment_probability=p)`` chooses between them by a public rule
+    (`prefers_ht`).
 
     Parameters
     ----------
@@ -164,6 +239,9 @@ class DPHorvitzThompson(ConstantEffect):
         PUBLIC outcome range, declared without looking at the data.
     assignment_probability : float
         PUBLIC P(T = 1) of the design, in (0, 1).
+    x_bounds : (lower, upper), optional
+        PUBLIC bounds of the covariates X (then required in `fit`): the outcome is adjusted by a private pooled slope
+        (a tenth of μ², notebook 10c) before the Horvitz–Thompson release. None: X is not used.
     level : float, default 0.95
         Level of `conf_int_`, in (0, 1).
     accountant : PrivacyAccountant, optional; label : str, optional (ledger label).
@@ -187,44 +265,44 @@ class DPHorvitzThompson(ConstantEffect):
     True
     """
     def __init__(self, *, epsilon:float|None=None, delta:float=1e-5, outcome_bounds=None,
-                 assignment_probability:float|None=None, level:float=0.95, accountant=None, label:str|None=None,
-                 random_state=None):
+                 assignment_probability:float|None=None, x_bounds=None, level:float=0.95, accountant=None,
+                 label:str|None=None, random_state=None):
         self.epsilon, self.delta, self.outcome_bounds = epsilon, delta, outcome_bounds
-        self.assignment_probability, self.level = assignment_probability, level
+        self.assignment_probability, self.x_bounds, self.level = assignment_probability, x_bounds, level
         self.accountant, self.label, self.random_state = accountant, label, random_state
 
     def get_params(self, deep:bool=True) -> dict:
         "The constructor's parameters (public inputs), scikit-learn style."
         return dict(epsilon=self.epsilon, delta=self.delta, outcome_bounds=self.outcome_bounds,
-                    assignment_probability=self.assignment_probability, level=self.level,
+                    assignment_probability=self.assignment_probability, x_bounds=self.x_bounds, level=self.level,
                     accountant=self.accountant, label=self.label, random_state=self.random_state)
 
 # %% ../nbs/10d_dp_ht.ipynb #884b7ed5
 HT_INPUTS = dict(epsilon=Budget(require_delta=True), assignment_probability=Range(low=0, high=1),
                  level=Range(low=0, high=1))
 
-# %% ../nbs/10d_dp_ht.ipynb #313e5a13
+# %% ../nbs/10d_dp_ht.ipynb #fe3f4f1c
 @method_of(DPHorvitzThompson, "fit")
 def _ht_fit(self, Y, T, *, X=None):
-    "Release the Horvitz–Thompson ATE of `Y` between the arms of `T` (X is ignored: no covariate is used)."
+    "Release the Horvitz–Thompson ATE of `Y` between the arms of `T`, adjusted for `X` if `x_bounds` is declared."
     check_public_inputs(self, HT_INPUTS)          # public inputs, before the data are read
+    kw = dict(outcome_bounds=self.outcome_bounds, assignment_probability=self.assignment_probability,
+              epsilon=self.epsilon, delta=self.delta, level=self.level, accountant=self.accountant,
+              random_state=self.random_state, label=self.label or "DPHorvitzThompson")
     with atomic_fit(self), release_guard():
-        r = ht_release(Y, T, outcome_bounds=self.outcome_bounds, assignment_probability=self.assignment_probability,
-                       epsilon=self.epsilon, delta=self.delta, level=self.level, accountant=self.accountant,
-                       random_state=self.random_state, label=self.label or "DPHorvitzThompson")
+        if self.x_bounds is None: r = ht_release(Y, T, **kw)
+        else: r = ht_lin_release(Y, T, X, x_bounds=self.x_bounds, **kw)
         self.ate_, self.stderr_, self.conf_int_ = r["ate"], r["stderr"], r["interval"]
         self.noise_var_, self.n_, self.noise_sd_ = r["noise_var"], r["n"], r["release"]["noise_sd"]
         self.epsilon_spent_, self.delta_spent_, self.level_ = r["epsilon_spent"], r["delta_spent"], r["level"]
         self.charged_to_, self._released = resolve_accountant(self.accountant), r["release"]
     return self
 
-# %% ../nbs/10d_dp_ht.ipynb #a2ccad18
+# %% ../nbs/10d_dp_ht.ipynb #ab56a617
 @method_of(DPHorvitzThompson, "_interval")
 def _ht__interval(self, alpha:float) -> tuple:
     "The 1 − α interval, post-processing of the release (`effect_interval` of `ConstantEffect`)."
-    r = self._released
-    return ht_estimate(r["statistic"], r["n"], r["outcome_bounds"], r["assignment_probability"], r["noise_sd"],
-                       alpha)["interval"]
+    return ht_interval(self._released, alpha)
 
 @method_of(DPHorvitzThompson, "summary")
 def _ht_summary(self) -> Summary:

@@ -113,3 +113,38 @@ def test_auto_rule_is_public_and_chosen():
     assert DPATE(epsilon=4.0, x_bounds=(-1, 1), accountant=PrivacyAccountant(), **kw).fit(Y, T, X=X).estimator_ == "lin"
     assert DPATE(epsilon=1.0, randomized=True, delta=1e-6, outcome_bounds=(-3, 3),
                  accountant=PrivacyAccountant()).fit(Y, T).estimator_ == "dim"      # nothing declared: unchanged
+
+
+def test_adjusted_release_sensitivity_by_brute_force():
+    "For a slope fixed by the first release, the second statistic moves by at most 2R' = (b − a + 2w)/min(p, 1 − p)."
+    from itertools import product
+    from dp_causal_nb.lin import adjusted_outcomes, adjusted_range, capped_coefficients, lin_features
+    beta = capped_coefficients(np.array([3.0, -2.0, 0.4, 0.1]), 0.25)        # two covariates, arm, bias
+    ob = (-3.0, 3.0)
+    rb = adjusted_range(ob, beta)
+    cells = [(np.array(u), y, t) for u in product((-1.0, 0.0, 1.0), repeat=2) for y in (-3.0, 0.0, 3.0) for t in (0, 1)]
+    X, Y, T = np.array([c[0] for c in cells]), np.array([c[1] for c in cells]), np.array([c[2] for c in cells])
+    r = adjusted_outcomes(Y, lin_features(X, T, (-1, 1)), beta, ob, rb)
+    for p in (0.3, 0.5):
+        one = np.array([ht_statistics(r[i:i + 1], T[i:i + 1], rb, p) for i in range(len(r))])
+        worst = max(np.linalg.norm(a - b) for a in one for b in one)
+        assert worst <= ht_sensitivity(rb, p) * (1 + 1e-12)
+        assert worst > ht_sensitivity(ob, p) * 1.01           # the widening matters: b − a alone would under-count
+
+
+def test_adjusted_estimate_unbiased_and_covers():
+    reps, truth, p = 200, 0.4, 0.5
+    est, cover = [], []
+    for s in range(reps):
+        r = np.random.default_rng(100 + s)
+        X = r.uniform(-1, 1, (1500, 2))
+        T = (r.uniform(size=1500) < p).astype(int)
+        Y = np.clip(truth * T + X @ [1.0, 0.5] + r.normal(0, 0.5, 1500), -3, 3)
+        with reproducible_noise():
+            m = DPHorvitzThompson(epsilon=4.0, delta=1e-6, outcome_bounds=(-3, 3), assignment_probability=p,
+                                  x_bounds=(-1, 1), accountant=PrivacyAccountant(), random_state=s).fit(Y, T, X=X)
+        est.append(m.ate_)
+        cover.append(m.conf_int_[0] <= truth <= m.conf_int_[1])
+    est = np.array(est)
+    assert abs(est.mean() - truth) < 4 * est.std() / np.sqrt(reps)
+    assert np.mean(cover) >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / reps)

@@ -12,9 +12,8 @@ Rows: the private difference in means (DPDifferenceInMeans, same budget), DPATE'
 (x_bounds declared; randomized=True on the trials, where the default is the difference in means or lin; elsewhere the
 cross-fitted design; where the rare-arm check refuses, the analyst's refit with a propensity clip below the released
 share, on the budget the refusal left), on the trials the regression-adjusted difference in means (lin), the
-Horvitz-Thompson estimate with the trials' p = 1/2 declared (ht) and DPATE's default with that declaration (the row
-names the estimator its public rule ran), the AIPW
-designs (the split design with its adaptive score clipping and with the worst-case score range; the cross-fitted
+Horvitz-Thompson estimate with the trials' p = 1/2 declared (ht, without and with the covariate slope of lin) and
+DPATE's default with that declaration (the row names the estimator its public rule ran), the AIPW designs (the split design with its adaptive score clipping and with the worst-case score range; the cross-fitted
 design; the fold ensemble), and the non-private difference in means and AIPW split design (ε = ∞) for reference; on
 the observational beds, the effect on the treated (rows "ATT: ...", scored against the true ATT of the draw). RMSE is
 against the true ATE (ATT); "x DIM" is the ratio to the private difference in means; coverage and width are of the
@@ -75,6 +74,8 @@ def rows(X, T, Y, ob, xb, randomized, eps, delta, seed):
         # the trials draw T ~ Bernoulli(1/2): declared, the Horvitz-Thompson estimate (notebook 10d) can run
         fits["Horvitz-Thompson (ht), p = 1/2 declared"] = DPATE("ht", randomized=True, assignment_probability=0.5,
                                                                 **kw)
+        fits["Horvitz-Thompson with the lin slope (ht, x_bounds declared), p = 1/2 declared"] = DPATE(
+            "ht", x_bounds=xb, randomized=True, assignment_probability=0.5, **kw)
         fits["DPATE default, p = 1/2 declared"] = DPATE(x_bounds=xb, randomized=True, assignment_probability=0.5,
                                                         **kw)
     for k, m in fits.items():
