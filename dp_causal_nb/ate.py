@@ -23,6 +23,7 @@ from .mechanisms import gdp_mu, gdp_epsilon, gdp_sigma, gaussian_sigma
 from .secure_noise import plan_gaussian, grid_release, noise_rng
 from .dim import arm_moments, dim_estimate, dim_release, dim_sensitivity
 from .lin import lin_estimate, lin_release
+from .ht import ht_lin_release, ht_release, prefers_ht
 from .second_stage import clamp_to_feasible
 from .summary import Summary, summary_row
 from .features import StandardizeToBounds
@@ -692,15 +693,15 @@ def prefers_lin(n:int, d:int, epsilon:float) -> bool:
     if n - d - 2 < LIN_MIN_RESIDUAL_DOF: return False
     return bool(not is_private(epsilon) or n * epsilon / (d + 1) ** 2 >= LIN_MIN_SCALE)
 
-# %% ../nbs/11_dp_ate.ipynb #bf81d6e8
-def choose_estimator(estimator:str, # 'auto', 'dim' or a score ('g', 'ipw', 'aipw')
+# %% ../nbs/11_dp_ate.ipynb #47f948ae
+def choose_estimator(estimator:str, # 'auto', 'dim', 'lin', 'ht' or a score ('g', 'ipw', 'aipw')
                      randomized:bool, # the public declaration that T was assigned at random, independently of X
                     ) -> str:
     """The estimator DPATE runs. 'auto' is a rule on public declarations only: the private difference in means
     ('dim', notebook 10b) for a declared randomised trial, where it is unbiased and its noise is the smallest; AIPW
     otherwise, where the difference in means would be confounded."""
-    if not isinstance(estimator, str) or estimator.lower() not in ("auto", "dim", "lin") + ESTIMATORS:
-        raise ValueError(f"estimator must be one of 'auto', 'dim', 'lin', 'g', 'ipw', 'aipw', got {estimator!r}")
+    if not isinstance(estimator, str) or estimator.lower() not in ("auto", "dim", "lin", "ht") + ESTIMATORS:
+        raise ValueError(f"estimator must be one of 'auto', 'dim', 'lin', 'ht', 'g', 'ipw', 'aipw', got {estimator!r}")
     if not isinstance(randomized, (bool, np.bool_)):
         raise TypeError(f"randomized must be True or False, got {randomized!r}")
     e = estimator.lower()
@@ -743,12 +744,13 @@ class ATEFit:
     released_sums_: np.ndarray|None = None
     model_sd_: float|None = None
     _lin_release: object = None              # a 'lin' release's published part (notebook 10c's `LinRelease`)
+    covariate_slope_: np.ndarray|None = None
 
     def attributes(self) -> dict:
         "The fields as {attribute name: value} (no copies)."
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-# %% ../nbs/11_dp_ate.ipynb #e04ee90e
+# %% ../nbs/11_dp_ate.ipynb #8b10a7ad
 class DPATE(EstimatorBase):
     """Differentially private average treatment effect (G-formula, IPW or AIPW) with a private confidence interval.
 
@@ -766,17 +768,20 @@ class DPATE(EstimatorBase):
 
     Parameters
     ----------
-    estimator : {'auto', 'dim', 'lin', 'aipw', 'g', 'ipw'}, default 'auto'
+    estimator : {'auto', 'dim', 'lin', 'ht', 'aipw', 'g', 'ipw'}, default 'auto'
         'auto': ``choose_estimator`` — for a declared randomised trial the private difference in means, or, with
         covariates and ``x_bounds`` declared and the public rule ``prefers_lin(n, d, ε)``, its regression adjustment
-        ('lin'); else AIPW.
+        ('lin'), or, with ``assignment_probability`` declared and the public rule ``prefers_ht(n, ε, δ, p)``, the
+        Horvitz–Thompson estimate ('ht'); else AIPW.
         'dim': the private difference in means of notebook 10b (no nuisance model, no covariates used; its interval
         covers sampling and privacy noise and comes from the same release, so ``stderr_share``, ``ci_method`` and
         ``design`` do not apply). 'lin': the regression-adjusted difference in means of a randomised trial (one
         covariate slope for both arms from a DP Gram matrix, notebook 10c; needs X and ``x_bounds``; design does not
-        apply). Otherwise a score. AIPW's interval is valid for the ATE up to a product of nuisance
-        errors; the G-formula's (IPW's) interval is valid only if the outcome (propensity) model is correct — it
-        ignores the model's bias.
+        apply). 'ht': the Horvitz–Thompson estimate of a trial with a declared assignment probability (one noisy sum
+        and its second moment, notebook 10d; needs ``assignment_probability``; with X and ``x_bounds``, of the
+        outcomes adjusted by the capped slope of 'lin'). Otherwise a score. AIPW's interval
+        is valid for the ATE up to a product of nuisance errors; the G-formula's (IPW's) interval is valid only if
+        the outcome (propensity) model is correct — it ignores the model's bias.
     design : {'auto', 'fold', 'split', 'crossfit'}, default 'auto'
         See above; 'crossfit' (Theorem 2c) fits the DP nuisance models on two folds, scores each fold with the other
         fold's models and averages all n scores, spending ``CROSSFIT_NUISANCE_SHARE`` of (ε, δ) on the models.
@@ -843,6 +848,9 @@ class DPATE(EstimatorBase):
     randomized : bool, default False
         Public declaration that the treatment was assigned at random, independently of the covariates (a
         randomised trial). It only steers ``estimator='auto'``; nothing is inferred from the data.
+    assignment_probability : float in (0, 1), optional
+        Public declaration of the trial's P(T = 1) (a Bernoulli(p) trial, or complete randomisation with n₁ = p·n);
+        requires ``randomized=True``. It lets estimator 'ht' (and 'auto', by ``prefers_ht``) run.
     random_state : None, int or Generator
         The split or folds (public streams). The noise always comes from fresh OS entropy; random_state seeds it
         only inside ``reproducible_noise()`` (teaching, tests: notebook 01a).
@@ -880,7 +888,10 @@ class DPATE(EstimatorBase):
     estimand_ : str
         'ate' or 'att'.
     estimator_ : str
-        The estimator that ran ('dim', 'g', 'ipw' or 'aipw'; ``choose_estimator``).
+        The estimator that ran ('dim', 'lin', 'ht', 'g', 'ipw' or 'aipw'; ``choose_estimator``).
+    covariate_slope_ : array or None
+        'ht' adjusted for covariates: the capped slope used (standardised covariates, arm, bias; post-processing of
+        the released Gram matrix, notebook 10c); None otherwise.
     n_, n_folds_, split_sizes_ : public sizes (n_folds_ is None for the split design, split_sizes_ for the fold one).
     epsilon_spent_, delta_spent_ : float
         What the release cost (inf for a non-private release).
@@ -908,7 +919,7 @@ class DPATE(EstimatorBase):
                  level:float=0.95,
                  out_of_bounds:str="raise", n_jobs=None, progress:bool|None=None,
                  accountant=None, random_state=None, randomized:bool=False, score_clip:str="auto",
-                 estimand:str="ate"):
+                 estimand:str="ate", assignment_probability:float|None=None):
         self.estimator, self.design, self.n_folds = estimator, design, n_folds
         self.epsilon, self.delta, self.mu = epsilon, delta, mu
         self.outcome_bounds, self.x_bounds, self.propensity_clip = outcome_bounds, x_bounds, propensity_clip
@@ -920,6 +931,7 @@ class DPATE(EstimatorBase):
         self.n_jobs, self.progress = n_jobs, progress
         self.accountant, self.random_state, self.randomized = accountant, random_state, randomized
         self.score_clip, self.estimand = score_clip, estimand
+        self.assignment_probability = assignment_probability
 
 # %% ../nbs/11_dp_ate.ipynb #c6654e6f
 @method_of(DPATE, "_budget")
@@ -940,12 +952,13 @@ def _dpate_budget(self, n):
     if dlt == 0: raise ValueError("delta must lie in (0, 1): the Gaussian mechanism needs delta > 0 (or give mu)")
     return gdp_mu(eps, dlt), eps, dlt
 
-# %% ../nbs/11_dp_ate.ipynb #e2bfdc81
+# %% ../nbs/11_dp_ate.ipynb #6e6843f9
 DPATE_INPUTS = dict(estimand=Choice("ate", "att"), design=Choice(*DESIGNS), out_of_bounds=Choice("raise", "clip"),
                     level=Range(low=0, high=1), score_clip=Choice("auto", "none"),
                     stderr_method=Choice("projection", "theorem1"), ci_method=Choice("corrected", "paper"),
                     stderr_share=Range(optional=True, low=0, high=1, low_inclusive=True),
-                    nuisance_lam=Range(optional=True, low=0))
+                    nuisance_lam=Range(optional=True, low=0),
+                    assignment_probability=Range(optional=True, low=0, high=1))
 
 # %% ../nbs/11_dp_ate.ipynb #6f0555ca
 @method_of(DPATE, "_design")
@@ -1009,28 +1022,38 @@ def _dpate_covariates(self, X, clip_to_bounds:bool):
                          "would not be DP; declare the schema from public facts (or use epsilon=np.inf)")
     return (np.clip(cov.X, *cov.x_bounds) if clip_to_bounds else cov.X), cov.x_bounds   # as DP-ERM's feature map
 
-# %% ../nbs/11_dp_ate.ipynb #421a91d9
-ROUTES = ("dim", "lin", "att", "score")   # the kinds of release: `_check_<kind>` then `_release_<kind>`
+# %% ../nbs/11_dp_ate.ipynb #db9525a6
+ROUTES = ("dim", "lin", "ht", "att", "score")   # the kinds of release: `_check_<kind>` then `_release_<kind>`
 
 @method_of(DPATE, "_route")
-def _dpate_route(self, X, folds) -> tuple:
+def _dpate_route(self, X, folds, n:int) -> tuple:
     """(kind, estimator, covariates, budget) from public inputs: the estimator rule (`choose_estimator`), the lin rule
-    (`prefers_lin`, which needs n, the encoded width d and ε: the covariates and budget it computed are passed on)."""
+    (`prefers_lin`, which needs n, the encoded width d and ε: the covariates and budget it computed are passed on),
+    then, with a declared assignment probability, the ht rule (`prefers_ht`: n, ε, δ and p), which adjusts by the
+    covariate slope where the lin rule holds."""
     est = choose_estimator(self.estimator, self.randomized)
-    if (est == "dim" and str(self.estimator).lower() == "auto" and self.estimand == "ate" and X is not None
-            and self.x_bounds is not None and folds is None and self.design == "auto"):
+    if self.assignment_probability is not None and not self.randomized:
+        raise ValueError("assignment_probability declares a randomised design: it requires randomized=True")
+    auto = (est == "dim" and str(self.estimator).lower() == "auto" and self.estimand == "ate" and folds is None
+            and self.design == "auto")
+    budget, cov, lin = None, None, False
+    if auto and X is not None and self.x_bounds is not None:
         cov = self._covariates(X, True)                          # public: n, the encoded width d, the budget
         budget = self._budget(len(cov[0]))
-        if prefers_lin(len(cov[0]), cov[0].shape[1], budget[1]): return "lin", "lin", cov, budget
-        return "dim", est, None, budget
-    if est in ("dim", "lin"): return est, est, None, None
+        lin = prefers_lin(len(cov[0]), cov[0].shape[1], budget[1])
+    p = self.assignment_probability
+    if auto and p is not None:
+        budget = budget or self._budget(n)
+        if prefers_ht(n, budget[1], budget[2], p): return "ht", "ht", cov if lin else None, budget   # slope: lin rule
+    if lin: return "lin", "lin", cov, budget
+    if est in ("dim", "lin", "ht"): return est, est, None, budget
     return ("att" if self.estimand == "att" else "score"), est, None, None
 
-# %% ../nbs/11_dp_ate.ipynb #b3fbaf76
+# %% ../nbs/11_dp_ate.ipynb #3d80f519
 @method_of(DPATE, "_release")
 def _dpate_release(self, Y, T, X, folds, inputs:dict):
     "The skeleton above; returns self with the fitted state of the `ATEFit` the release returned."
-    kind, est, cov, budget = self._route(X, folds)
+    kind, est, cov, budget = self._route(X, folds, len(Y) if hasattr(Y, "__len__") else 0)
     plan = getattr(self, f"_check_{kind}")(est, X, folds, cov, inputs)   # public inputs only: the release's plan
     clip = inputs["out_of_bounds"] == "clip"
     Yc, t, x, n, B = _prepare(Y, T, plan.pop("X"), self.outcome_bounds, clip)   # the only check of the data
@@ -1102,6 +1125,43 @@ def _dpate_release_lin(self, Yc, t, x, B, budget, *, x_bounds, level) -> ATEFit:
                   clamped_=touches_range(r["ate"], r["interval"], rng_ate), mu_spent_=mu,
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
                   noise_sd_ate_=sd, _lin_release=r["release"])
+
+# %% ../nbs/11_dp_ate.ipynb #7931fd59
+@method_of(DPATE, "_check_ht")
+def _dpate_check_ht(self, est, X, folds, cov, inputs:dict) -> dict:
+    "The Horvitz–Thompson estimate's public inputs: a declared trial and probability, no design, no folds."
+    if not self.randomized or self.assignment_probability is None:
+        raise ValueError("estimator='ht' needs a declared randomised trial: randomized=True and the public "
+                         "assignment_probability (P(T = 1), in (0, 1))")
+    if self.design != "auto" or folds is not None:
+        raise ValueError("design and folds apply to the score estimators 'g', 'ipw', 'aipw'; estimator='ht' fits "
+                         "no nuisance model: leave design='auto' and folds=None")
+    if self.estimand != "ate":
+        raise ValueError("estimator='ht' estimates the ATE (estimand='ate'); a randomised trial's effect on the "
+                         "treated is its difference in means (estimator='auto', randomized=True)")
+    if cov is None and str(self.estimator).lower() == "ht" and X is not None and self.x_bounds is not None:
+        cov = self._covariates(X, True)                          # 'ht' with declared covariates: adjusted
+    x, xb = (None, None) if cov is None else cov
+    return dict(X=x, x_bounds=xb, level=inputs["level"], p=inputs["assignment_probability"])
+
+# %% ../nbs/11_dp_ate.ipynb #c7c612ae
+@method_of(DPATE, "_release_ht")
+def _dpate_release_ht(self, Yc, t, x, B, budget, *, level, p, x_bounds) -> ATEFit:
+    "The Horvitz–Thompson estimate (notebook 10d), adjusted if x_bounds is given, under DPATE's budget and accountant."
+    mu, eps, dlt = budget                                    # eps = inf for a non-private release
+    acc = self._accountant("fold", mu, eps, dlt)
+    kw = dict(outcome_bounds=(-B, B), assignment_probability=p, epsilon=eps, delta=dlt, level=level, accountant=acc,
+              random_state=self.random_state, label="DPATE(ht)", mu=mu)
+    with warnings.catch_warnings():                          # `_budget` has shown the δ ≥ 1/n warning once
+        warnings.filterwarnings("ignore", message="delta=.* >= 1/n", category=PrivacyLeakWarning)
+        r = ht_release(Yc, t, **kw) if x_bounds is None else ht_lin_release(Yc, t, x, x_bounds=x_bounds, **kw)
+    sd, rng_ate = float(np.sqrt(r["noise_var"])), feasible_ate_range(B)
+    return ATEFit(n_=len(t), design_="none", estimator_="ht", estimand_="ate", sigma1_=sd, ate_=r["ate"],
+                  ate_raw_=r["ate_raw"], stderr_=r["stderr"], conf_int_=r["interval"],
+                  conf_int_raw_=r["interval_raw"], feasible_range_=rng_ate,
+                  clamped_=touches_range(r["ate"], r["interval"], rng_ate), mu_spent_=mu,
+                  epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
+                  noise_sd_ate_=sd, covariate_slope_=r["release"].get("coefficients"))
 
 # %% ../nbs/11_dp_ate.ipynb #68af2f18
 @method_of(DPATE, "_check_score")
@@ -1427,6 +1487,10 @@ def _dpate_effect_interval(self, X=None, *, alpha:float|None=None):
         lo, hi = dim_estimate(self.released_sums_, self.n_, (-B, B), self.sigma1_, a)["interval"]
     elif self.estimator_ == "lin":                               # post-processing of the release, as 'dim'
         lo, hi = lin_estimate(self._lin_release, 1 - check_scalar(alpha, "alpha", low=0, high=1))["interval"]
+    elif self.estimator_ == "ht":                                # stderr_ holds sampling and noise variance
+        z = ndtri(1 - check_scalar(alpha, "alpha", low=0, high=1) / 2)
+        c = clamp_to_feasible(self.ate_raw_, (-self.outcome_bound_, self.outcome_bound_), z * self.stderr_)
+        lo, hi = float(c.lower), float(c.upper)
     elif self.estimand_ == "att":
         a = check_scalar(alpha, "alpha", low=0, high=1)
         lo, hi = att_estimate(self.released_sums_, self.n_final_, 2 * self.outcome_bound_, self.sigma1_,
@@ -1445,7 +1509,7 @@ def _dpate_effect_interval(self, X=None, *, alpha:float|None=None):
         lo, hi = (clamp_to_range(v, self.feasible_range_) for v in (ci[0] - b, ci[1] + b))
     return (lo, hi) if X is None else (np.full(len(X), lo), np.full(len(X), hi))
 
-# %% ../nbs/11_dp_ate.ipynb #de63863b
+# %% ../nbs/11_dp_ate.ipynb #24c0eb39
 @method_of(DPATE, "noise_ratio")
 def _dpate_noise_ratio(self) -> float|None:
     """Privacy-noise SD σ₁ over a 99 % upper bound on the sampling standard error (both public or noised).
@@ -1456,7 +1520,7 @@ def _dpate_noise_ratio(self) -> float|None:
     self._check_fitted()
     if self.stderr_noisy_ is None: return None
     if not is_private(self.epsilon_spent_): return 0.0
-    if self.estimator_ in ("dim", "lin") or self.estimand_ == "att":   # both parts from the released sums
+    if self.estimator_ in ("dim", "lin", "ht") or self.estimand_ == "att":   # both parts from the released sums
         sampling = self.stderr_**2 - self.noise_sd_ate_**2
         return float(self.noise_sd_ate_ / np.sqrt(sampling)) if sampling > 0 else float("inf")
     return float(self.sigma1_ / max(self.stderr_noisy_ + ndtri(0.99) * self.sigma2_, 1e-300))
@@ -1513,20 +1577,22 @@ def _dpate_plot(self, ax=None, **kw):
     kw.setdefault("xlabel", "effect on the treated" if self.estimand_ == "att" else "average treatment effect")
     return plot_estimate(self, ax, **kw)
 
-# %% ../nbs/11_dp_ate.ipynb #6b5c610f
+# %% ../nbs/11_dp_ate.ipynb #8e9f809e
 @method_of(DPATE, "_summary_how")
 def _dpate_summary_how(self) -> str:
     "How the release was computed, in words (public inputs only)."
     est, att = self.estimator_, self.estimand_ == "att"
     if est == "dim": return "difference in means, no nuisance models"
     if est == "lin": return "difference in means adjusted by one pooled covariate slope, released from a Gram matrix"
+    if est == "ht": return "Horvitz-Thompson weights of the declared assignment probability" + (
+        ", no nuisance models" if self.covariate_slope_ is None else ", outcomes adjusted by one covariate slope")
     if att: return (f"regression adjustment on a private control model, {self.design_} design" +
                     ("" if self.split_sizes_ is None else ", split " + "/".join(map(str, self.split_sizes_))))
     if self.design_ == "fold": return f"fold design, K={self.n_folds_}"
     if self.design_ == "crossfit": return "cross-fitted design, 2 folds"
     return "split design, split " + "/".join(map(str, self.split_sizes_))
 
-# %% ../nbs/11_dp_ate.ipynb #3546f8e6
+# %% ../nbs/11_dp_ate.ipynb #881d0537
 @method_of(DPATE, "summary")
 def _dpate_summary(self) -> Summary:
     """A short report of the release (public and noised quantities only).
@@ -1544,7 +1610,7 @@ def _dpate_summary(self) -> Summary:
     priv = ("NON-PRIVATE (epsilon=inf)" if not private else
             eps_dlt if self.mu_spent_ is None else f"{self.mu_spent_:.4g}-GDP = {eps_dlt}")
     est, att = self.estimator_, self.estimand_ == "att"
-    sd = self.noise_sd_ate_ if est in ("dim", "lin") or att else self.sigma1_
+    sd = self.noise_sd_ate_ if est in ("dim", "lin", "ht") or att else self.sigma1_
     what = "ATT" if att else "ATE"
     head = f"DP-{what}" if private else f"{what} (non-private)"
     lines = [f"{head} [{est}, {self._summary_how()}, n={self.n_}]: {self.ate_:.4g}, {100 * self.level:g}% CI {ci}",

@@ -14,6 +14,7 @@ from dp_causal_nb.ate import DPATE
 from dp_causal_nb.cate import DPCATE
 from dp_causal_nb.dim import DPDifferenceInMeans
 from dp_causal_nb.lin import DPLinAdjustment
+from dp_causal_nb.ht import DPHorvitzThompson
 from dp_causal_nb.erm import DPLogisticRegression, DPRidgeRegression
 from dp_causal_nb.functional import (private_kernel_function, release_cate_function, release_shareable_cate_function,
                                      release_shareable_function)
@@ -128,6 +129,14 @@ REGISTRY = [
          cells=("Y",)),
     Case("DPLinAdjustment", lambda acc, yb: DPLinAdjustment(outcome_bounds=yb, x_bounds=XB, accountant=acc, **KW),
          _fit_ate),
+    Case("DPHorvitzThompson", lambda acc, yb: DPHorvitzThompson(outcome_bounds=yb, assignment_probability=0.5,
+                                                                accountant=acc, **KW), _fit_ate, cells=("Y",)),
+    Case("DPHorvitzThompson, covariate slope",
+         lambda acc, yb: DPHorvitzThompson(outcome_bounds=yb, assignment_probability=0.5, x_bounds=XB, accountant=acc,
+                                           **KW), _fit_ate),
+    Case("DPATE randomized, declared assignment probability (Horvitz-Thompson)",
+         lambda acc, yb: DPATE("ht", randomized=True, assignment_probability=0.5, outcome_bounds=yb,
+                               out_of_bounds="clip", accountant=acc, **KW), _fit_ate, cells=("Y",)),
     Case("DPCATE ridge", _cate("ridge"), _fit_effect),
     Case("DPCATE kernel", _cate("kernel", bandwidth=0.5, lam=0.1), _fit_effect),
     Case("DPCATE auto", _cate("auto"), _fit_effect),

@@ -9,10 +9,11 @@ Beds (synthetic, so the truth is known; the shapes of the real samples an analys
   rare        observational, n = 16 000, 1.1 % treated (confounded), earnings in [0, 61 000]
   cols80      observational, n = 4 800, 80 mixed columns (datasets.mixed_covariates)
 Rows: the private difference in means (DPDifferenceInMeans, same budget), DPATE's default as an analyst calls it
-(x_bounds declared; randomized=True on the trials, where the default is the difference in means; elsewhere the
+(x_bounds declared; randomized=True on the trials, where the default is the difference in means or lin; elsewhere the
 cross-fitted design; where the rare-arm check refuses, the analyst's refit with a propensity clip below the released
-share, on the budget the refusal left), on the trials the regression-adjusted difference in means (lin), the AIPW
-designs (the split design with its adaptive score clipping and with the worst-case score range; the cross-fitted
+share, on the budget the refusal left), on the trials the regression-adjusted difference in means (lin), the
+Horvitz-Thompson estimate with the trials' p = 1/2 declared (ht, without and with the covariate slope of lin) and
+DPATE's default with that declaration (the row names the estimator its public rule ran), the AIPW designs (the split design with its adaptive score clipping and with the worst-case score range; the cross-fitted
 design; the fold ensemble), and the non-private difference in means and AIPW split design (ε = ∞) for reference; on
 the observational beds, the effect on the treated (rows "ATT: ...", scored against the true ATT of the draw). RMSE is
 against the true ATE (ATT); "x DIM" is the ratio to the private difference in means; coverage and width are of the
@@ -70,12 +71,20 @@ def rows(X, T, Y, ob, xb, randomized, eps, delta, seed):
     share = None
     if randomized:                     # a trial's regression-adjusted difference in means (notebook 10c)
         fits["regression adjustment (lin)"] = DPATE("lin", x_bounds=xb, randomized=True, **kw)
+        # the trials draw T ~ Bernoulli(1/2): declared, the Horvitz-Thompson estimate (notebook 10d) can run
+        fits["Horvitz-Thompson (ht), p = 1/2 declared"] = DPATE("ht", randomized=True, assignment_probability=0.5,
+                                                                **kw)
+        fits["Horvitz-Thompson with the lin slope (ht, x_bounds declared), p = 1/2 declared"] = DPATE(
+            "ht", x_bounds=xb, randomized=True, assignment_probability=0.5, **kw)
+        fits["DPATE default, p = 1/2 declared"] = DPATE(x_bounds=xb, randomized=True, assignment_probability=0.5,
+                                                        **kw)
     for k, m in fits.items():
         try: m.fit(Y, T, X=X)
         except RareArmError as e:      # Theorem 2e: refused after the treated count (its share of the budget spent)
             share = e.minority_share
             out[k] = (np.nan, np.nan, np.nan)
             continue
+        if k == "DPATE default, p = 1/2 declared": k = f"{k} (ran {m.estimator_})"   # the public rule's pick
         out[k] = (m.ate_, *m.conf_int_)
     if share is not None:              # the refusal's advice: a clip below the released share, on the budget left
         m = DPATE("aipw", design="split", x_bounds=xb, propensity_clip=max(share / 2, 1 / len(Y)),
