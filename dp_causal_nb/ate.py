@@ -1253,11 +1253,15 @@ def score_budget(est:str, design:str, n:int, d:int, budget:tuple, *, split=None,
     return ScoreBudget(total=budget[1:], count=count, design=(mu, eps, dlt), nuisance=nuisance, mu_final=mu_fin,
                        shrink=shrink, rho=rho, share=share, mu_q=mu_q, mu1=mu1, mu2=mu2)
 
-# %% ../nbs/11_dp_ate.ipynb #ff8ffa13
+# %% ../nbs/11_dp_ate.ipynb #dffaea65
 def adjusting_n(d:int, epsilon:float, delta:float=1e-6, *, design:str="crossfit", estimator:str="aipw") -> int:
     """The smallest n (to within 1 %) at which a score release's private outcome models can adjust for d covariates:
-    `score_budget`'s public proxy `nuisance_shrinkage` below NUISANCE_SHRINKAGE_LIMIT (d, ε, δ only; 3 at ε = ∞)."""
+    `score_budget`'s public proxy `nuisance_shrinkage` below NUISANCE_SHRINKAGE_LIMIT (d, ε, δ only; 3 at ε = ∞).
+    design='auto': DPATE's default with declared covariate bounds, which runs the split design where only its
+    models adjust (`_score_design`), so the smaller of the cross-fitted and the split design's n."""
     if not is_private(epsilon): return 3
+    if design == "auto":
+        return min(adjusting_n(d, epsilon, delta, design=dz, estimator=estimator) for dz in ("crossfit", "split"))
     split = default_split(estimator) if design == "split" else None
     def adjusts(n:int) -> bool:
         sb = score_budget(estimator, design, n, d, (gdp_mu(epsilon, delta), epsilon, delta), split=split)

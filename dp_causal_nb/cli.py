@@ -20,8 +20,8 @@ class CLIError(Exception):
 
 # %% auto #0
 __all__ = ['ATE_ESTIMATORS', 'ATE_DESIGNS', 'ATE_ESTIMANDS', 'CLIError', 'read_csv_columns', 'build_parser', 'JobData',
-           'read_job', 'run_ate', 'format_release', 'run_demo', 'json_ready', 'main', 'cate_final', 'cate_estimator',
-           'run_cate', 'run_cate_eval', 'format_cate']
+           'read_job', 'run_ate', 'format_release', 'what_n_buys', 'run_demo', 'json_ready', 'main', 'cate_final',
+           'cate_estimator', 'run_cate', 'run_cate_eval', 'format_cate']
 
 # %% ../nbs/13_cli.ipynb #af3cbb71
 _MISSING = {"", "na", "nan", "null", "none", "."}
@@ -538,7 +538,25 @@ def _demo_rows(X, T, Y, bounds, xb, clip, seed:int, out):
     print("the default's design by epsilon (public rule: cross-fitted, or split where only the split design's models "
           "can adjust): " + ", ".join(designs), file=out)
 
-# %% ../nbs/13_cli.ipynb #8f959c4e
+# %% ../nbs/13_cli.ipynb #86c128b6
+def what_n_buys(d:int, n:int, epsilons=(16.0, 4.0, 1.0), delta:float=1e-6) -> str:
+    "The demo's closing line: from which n DPATE's default adjusts for d covariates at each ε (public inputs only)."
+    from dp_causal_nb.ate import NUISANCE_SHRINKAGE_LIMIT, adjusting_n
+    need = {e: adjusting_n(d, e, delta, design="auto") for e in epsilons}
+    cross = {e: adjusting_n(d, e, delta) for e in epsilons}
+    yes, no = [f"{e:g}" for e in epsilons if n >= need[e]], [f"{e:g}" for e in epsilons if n < need[e]]
+    return (f"What n buys (public arithmetic): DPATE's default can adjust for the {d} covariates (its private outcome "
+            f"models' public proxy nuisance_shrinkage below {NUISANCE_SHRINKAGE_LIMIT:g}) from n >= "
+            + ", ".join(f"{v:,} at epsilon={e:g}" for e, v in need.items()) + " (the split design, whose models get "
+            "the whole budget; the cross-fitted design from " + ", ".join(f"{v:,}" for v in cross.values()) +
+            f"); this data set has n={n:,}: " + (f"it adjusts at epsilon={', '.join(yes)}" if yes else "") +
+            ("; " if yes and no else "") + (f"not at epsilon={', '.join(no)}" if no else "") + ". Where it does not, "
+            "the estimate adjusts little for confounding and its interval keeps the worst-case score range and the "
+            "noise of a released standard error, so its width changes from one noise draw to the next "
+            "(DPATE.summary() says so); where it does, the scores are clipped where they lie (notebook 11, "
+            "Theorem 2b). The interval covers the sampling error as well as the noise.")
+
+# %% ../nbs/13_cli.ipynb #03400b3c
 def run_demo(args, out=None):
     "Run `dp-causal demo`: private AIPW estimates, default and fold design, for several ε (δ = 1e-6); what n buys."
     out = sys.stdout if out is None else out
@@ -554,16 +572,7 @@ def run_demo(args, out=None):
           f"{'fold design: any models, noise ~1/sqrt(n)':>41}", file=out)
     _demo_rows(X, T, Y, bounds, xb, clip, args.seed, out)
     if truth is not None: print(f"true ATE: {truth:.4f}", file=out)
-    from dp_causal_nb.ate import NUISANCE_SHRINKAGE_LIMIT, adjusting_n
-    need = {e: adjusting_n(X.shape[1], e, 1e-6) for e in (16.0, 4.0, 1.0)}
-    split = {e: adjusting_n(X.shape[1], e, 1e-6, design="split") for e in need}
-    print(f"What n buys (public arithmetic): the private outcome models can adjust for the {X.shape[1]} covariates "
-          f"(public proxy nuisance_shrinkage below {NUISANCE_SHRINKAGE_LIMIT:g}) from n >= "
-          + ", ".join(f"{v:,} at epsilon={e:g}" for e, v in need.items()) + " in the cross-fitted design ("
-          + ", ".join(f"{v:,}" for v in split.values()) + " in the split design, whose models get the whole budget"
-          f"); this data set has n={len(Y):,}. Below that n the estimate adjusts little for confounding and its "
-          "interval keeps the worst-case score range (DPATE.summary() says so); above it the scores are clipped where "
-          "they lie (notebook 11, Theorem 2b). The interval covers the sampling error as well as the noise.", file=out)
+    print(what_n_buys(X.shape[1], len(Y)), file=out)
 
 # %% ../nbs/13_cli.ipynb #c64581b3
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
