@@ -1,7 +1,9 @@
 """Edges of the CATE intervals and of the shareable function's intervals.
 
-What must hold: the variance statistics' grid plan is checked for the number of statistics the fit will release (two
-in the rule's mode 'function'), before any charge or draw; `DPCATE.summary()` (and `dp-causal cate --query`, which
+What must hold: every grid plan a fit or a release needs is checked on public inputs before any charge, draw or
+claim: the variance statistics' plan for the number of statistics the fit will release (two in the rule's mode
+'function'), the nuisance models' plans (final 'ridge'/'kernel' have no statistics to fail first), and the global
+query release's plan before the single release is claimed; `DPCATE.summary()` (and `dp-causal cate --query`, which
 calls it) does not fail after the release on a public condition of the robustness value (few second-stage records
 for the number of covariates) or on a degenerate interval; no released interval reads as certainty (zero width) where
 nothing was derived for it: at ε = ∞ the shareable function, its file (`cate --save`, `cate-eval`) and the GP path's
@@ -121,3 +123,29 @@ def test_function_intervals_at_infinity_are_not_zero_width(release):
     else:
         c = release_cate_function(est).uniform_band(Q)
     assert not np.allclose(c.lower, c.upper), "a zero-width interval at every point, read as certainty"
+
+
+# --- refusals on public inputs that come after the charge (or after the claim of the single release) ----------------
+@pytest.mark.parametrize("final,kw", [("ridge", dict(calibration="global")), ("kernel", dict(bandwidth=0.5, lam=0.1))])
+def test_small_epsilon_nuisance_plan_refused_before_charge_and_noise(final, kw, monkeypatch):
+    """ε = 0.003 with final 'ridge' (global) or 'kernel' (no variance statistics, so no early check): the propensity
+    model is charged and drawn, then the outcome model's grid plan (42 coordinates) raises."""
+    import dp_causal_nb.secure_noise as sn
+    draws, grid = [], sn.grid_release
+    monkeypatch.setattr(sn, "grid_release", lambda *a, **k: (draws.append(a[1].dim), grid(*a, **k))[1])
+    acc = PrivacyAccountant()
+    with pytest.raises(ValueError):
+        DPCATE(final=final, epsilon=0.003, accountant=acc, **(KW | kw)).fit(DS.Y, DS.T, X=DS.X)
+    # now: acc.spent == (0.0015, 5e-06) and one draw of 3 coordinates before the refusal
+    assert len(acc.ledger) == 0 and not draws
+
+
+def test_global_query_plan_refused_before_the_release_is_claimed():
+    """calibration='global' at ε = 0.004 and 3000 public query points: the grid plan raises "release fewer
+    coordinates at once" after `_claim_release`, so the advice cannot be followed (the next call: BudgetError)."""
+    est = _fit(final="ridge", calibration="global", epsilon=0.004)
+    lo, hi = (np.asarray(b, float) for b in DS.x_bounds)
+    Xq = np.random.default_rng(0).uniform(lo, hi, (3000, len(lo)))
+    with pytest.raises(ValueError, match="fewer coordinates"):
+        est.effect(Xq)
+    est.effect(Xq[:3])                # now: BudgetError "the second-stage release ... was already made ('effect')"
