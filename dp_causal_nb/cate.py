@@ -202,7 +202,7 @@ def _erm_noise(model, n:int, d:int, R:float):
     return logistic_noise(n, d, epsilon=eps, delta=dlt, lam=model.lam, norm_bound=R, method=model.method,
                           constants=model.constants, tol=model.tol)
 
-# %% ../nbs/08_dp_cate.ipynb #97d4a65d
+# %% ../nbs/08_dp_cate.ipynb #cefc6cb0
 def _erm_plan(model, n:int, point, label:str):
     "Raise (public inputs only) when a library DP-ERM nuisance model has no noise plan for n records."
     if not isinstance(model, (DPLogisticRegression, DPRidgeRegression)) or model.allow_inferred_bounds: return
@@ -213,8 +213,8 @@ def _erm_plan(model, n:int, point, label:str):
     try: _erm_noise(model, n, d, R)
     except ValueError as e:
         raise ValueError(f"epsilon is too small for the {label} model: at its share ({model.epsilon:g}, "
-                         f"{model.delta:g}) on the {n} records of the nuisance part {str(e).splitlines()[0]}; give "
-                         f"a larger epsilon, or a {label} model with fewer features") from None
+                         f"{model.delta:g}) on the {n} records of the nuisance part: {str(e).splitlines()[0]}. "
+                         f"Give a larger epsilon (or the {label} model fewer features)") from None
 
 # %% ../nbs/08_dp_cate.ipynb #8857e49f
 @method_of(_DPNuisance, "check_plans")
@@ -1200,7 +1200,7 @@ def _dpcate__effect_raw(self, X):
     with release_guard():             # the release: no floating-point or data-dependent warning event (core)
         return self._effect(X)
 
-# %% ../nbs/08_dp_cate.ipynb #0a8be331
+# %% ../nbs/08_dp_cate.ipynb #fb56d118
 @method_of(DPCATE, "_release_at_queries")
 def _dpcate__release_at_queries(self, Xq):
     "The noised answers at the declared queries Xq (made on the first call; the same vector afterwards)."
@@ -1213,7 +1213,10 @@ def _dpcate__release_at_queries(self, Xq):
     g = self.stage_.predict(Xq)
     scale, info = _QUERY_NOISE[self.calibration_](self, Xq)     # a strategy per query calibration
     sens = info["sensitivity"] if "sensitivity" in info else self.query_sensitivity(Xq)   # 'ges': the grid only
-    plan = plan_gaussian(scale, sens, len(g))    # may refuse ("release fewer coordinates"): before the claim
+    try: plan = plan_gaussian(scale, sens, len(g))              # public; a refusal comes before the claim
+    except ValueError as e:
+        raise ValueError(f"X: {str(e).splitlines()[0]}; query fewer points at once (the release is not made yet; "
+                         "final='ridge' with calibration='parameter' answers any points)") from None
     self._claim_release("effect")
     out = grid_release(g, plan, noise_rng(self.random_state, "effect"))
     self._release, self.release_info_ = (Xq.copy(), out.copy()), info
