@@ -777,18 +777,22 @@ def _noise_note(sd:float, vals) -> list:
     return [] if sd <= spread else [f"the privacy noise (sd {sd:.3g} per point) is at least the spread of the released "
                                     f"CATE (sd {spread:.3g}): the heterogeneity shown is mostly noise"]
 
-# %% ../nbs/13_cli.ipynb #d373b8e4
+# %% ../nbs/13_cli.ipynb #93c55357
 _FUNCTION_COVERS = "the privacy noise of the shared function (its sampling error is not included)"
+_FUNCTION_NO_INTERVAL = ("none: the function was released at epsilon = inf (no privacy noise) and no sampling error "
+                         "is derived for it")
 
 def _function_answers(g, Q, bounds, sd:float, alpha:float) -> dict:
     "The answers of a shareable function `g` at the public points Q: clamped values and privacy-noise intervals."
     from dp_causal_nb.second_stage import clamp_to_feasible
     from scipy.special import ndtri
     c = clamp_to_feasible(g.raw(Q), bounds, ndtri(1 - alpha / 2) * sd)     # the library's one clamping rule
-    return dict(cate=c.value.tolist(), lower=c.lower.tolist(), upper=c.upper.tolist(), alpha=alpha,
+    has = sd > 0                                                           # public: sd 0 only at epsilon = inf
+    return dict(cate=c.value.tolist(), lower=c.lower.tolist() if has else None,
+                upper=c.upper.tolist() if has else None, alpha=alpha,
                 clamped=bool(np.any(c.clamped)), clamped_points=[bool(v) for v in c.clamped],
                 feasible_range=list(c.feasible), noise_sd_point=sd, notes=_noise_note(sd, c.value),
-                covers=_FUNCTION_COVERS)
+                covers=_FUNCTION_COVERS if has else _FUNCTION_NO_INTERVAL)
 
 # %% ../nbs/13_cli.ipynb #b7f05ab3
 def _file_sha256(path, expected) -> str:
@@ -854,21 +858,25 @@ def _point_lines(r:dict) -> list:
                      + f"{v:12.4g}{ends}{star}")
     return lines
 
-# %% ../nbs/13_cli.ipynb #0888c3c5
+# %% ../nbs/13_cli.ipynb #f5f31631
 def _saved_lines(r:dict) -> list:
     "The lines saying which shareable function file was written, how to evaluate it and its SHA-256."
-    return [f"  wrote the shareable function to {r['saved']}: {r['n_components']} public random features, "
-            "noised coefficients, no training record (publishable)",
-            f"  privacy-noise sd at every point {r['noise_sd_point']:.4g}; evaluate it with: dp-causal cate-eval "
-            f"{r['saved']} --points POINTS.csv",
+    private = r.get("private", True)
+    holds = ("noised coefficients, no training record (publishable)" if private else
+             "coefficients without noise, no training record (epsilon = inf: NOT private)")
+    noise = f"privacy-noise sd at every point {r['noise_sd_point']:.4g}" if private else "no privacy noise"
+    return [f"  wrote the shareable function to {r['saved']}: {r['n_components']} public random features, {holds}",
+            f"  {noise}; evaluate it with: dp-causal cate-eval {r['saved']} --points POINTS.csv",
             f"  SHA-256 {r['sha256']}: post it next to the file; readers check it with --expect-sha256"]
 
-# %% ../nbs/13_cli.ipynb #5a23e985
+# %% ../nbs/13_cli.ipynb #83607229
 def _answer_lines(r:dict) -> list:
     "The answers at the points as text: what the intervals cover, the table (or the CSV written), average and notes."
-    lines = [f"  {100 * (1 - r['alpha']):g}% intervals cover {r['covers']}; values clamped to the feasible range "
-             f"[{r['feasible_range'][0]:g}, {r['feasible_range'][1]:g}] are marked * (an interval beyond the range "
-             "becomes that side of it, never a zero-width certainty)"]
+    span = f"[{r['feasible_range'][0]:g}, {r['feasible_range'][1]:g}]"
+    lines = ([f"  {100 * (1 - r['alpha']):g}% intervals cover {r['covers']}; values clamped to the feasible range "
+              f"{span} are marked * (an interval beyond the range becomes that side of it, never a zero-width "
+              "certainty)"] if r.get("lower") is not None else
+             [f"  no intervals ({r['covers']}); values clamped to the feasible range {span} are marked *"])
     if r.get("target") and r.get("lower") is not None:
         lines.append(f"  an interval is a confidence interval for {r['target']}")
     if "saved" in r:

@@ -353,7 +353,7 @@ def _pcf_publish_grid(self, grid) -> "PublishedCATEValues":
     grid = check_array(grid, "grid", ndim=2)
     return PublishedCATEValues(points=grid.copy(), values=self(grid), info=dict(self.info))
 
-# %% ../nbs/10_functional.ipynb #07144a08
+# %% ../nbs/10_functional.ipynb #04bd0f9e
 @method_of(PrivateCATEFunction, "uniform_band")
 def _pcf_uniform_band(self, X, alpha:float=0.05, n_sim:int=200_000) -> ClampedRelease:
     """Simultaneous (1 − alpha) privacy-noise band over the PUBLIC points X (sup-t over the GP path).
@@ -362,17 +362,19 @@ def _pcf_uniform_band(self, X, alpha:float=0.05, n_sim:int=200_000) -> ClampedRe
     (1 − alpha) quantile of max_j |Z_j|, Z ~ N(0, the matching correlation), from a public Monte-Carlo stream
     (seed 0). So ĝ_D lies in value ± c·sd at every row at once with probability 1 − alpha. It covers the privacy
     noise only, not the sampling error. Clamped by `second_stage.clamp_to_feasible` when `info` states
-    `outcome_bounds`."""
+    `outcome_bounds`. A path without noise (noise_scale 0, ε = ∞) has no band: ValueError (its values: call it)."""
     a = check_scalar(alpha, "alpha", low=0, high=1)
+    if self._grid is None:
+        raise ValueError("this function carries no privacy noise (noise_scale = 0: epsilon = inf) and its band covers "
+                         "the privacy noise only (no sampling error is derived for it), so it has no band: a "
+                         "zero-width one would read as certainty; call the function for its (non-private) values")
     X = check_array(_encode_queries(getattr(self, "schema", None), X), "X", ndim=2)
     with self._lock, release_guard():
         raw = self._answer(X)
-    if self._grid is None: half = np.zeros(len(X))
-    else:
-        C = unnormalised_kernel(X, X, self._fit.bandwidth) + self.jitter * np.eye(len(X))
-        sd = np.sqrt(np.diag(C))
-        c = _sup_t_critical(np.ascontiguousarray(C / np.outer(sd, sd)).tobytes(), len(X), a, int(n_sim))
-        half = c * math.exp(self._log_amp) * sd * self._grid.sd      # the grid release's own sd (01a)
+    C = unnormalised_kernel(X, X, self._fit.bandwidth) + self.jitter * np.eye(len(X))
+    sd = np.sqrt(np.diag(C))
+    c = _sup_t_critical(np.ascontiguousarray(C / np.outer(sd, sd)).tobytes(), len(X), a, int(n_sim))
+    half = c * math.exp(self._log_amp) * sd * self._grid.sd          # the grid release's own sd (01a)
     ob = self.info.get("outcome_bounds")
     if ob is None: return ClampedRelease(raw, raw - half, raw + half, np.zeros(len(X), bool), (-np.inf, np.inf))
     return clamp_to_feasible(raw, ob, half)
@@ -551,7 +553,7 @@ def _dpcate_plan(est, **kw):
                             weighted_lipschitz=c["weighted_lipschitz"], **kw)
     return rel, plan
 
-# %% ../nbs/10_functional.ipynb #d1a03572
+# %% ../nbs/10_functional.ipynb #1f7a904e
 @release_guard()
 def release_cate_function(est, # a fitted DPCATE(final="kernel"), or a second_stage.StageRelease
                           *, noise:str="proof", jitter:float=1e-8, max_points:int=16_384,
@@ -660,22 +662,26 @@ def _scf_raw(self, X) -> np.ndarray:
     check_in_bounds(X, self.x_bounds, "X", action="raise")
     return fourier_features(X, self.omega) @ self.coef
 
-# %% ../nbs/10_functional.ipynb #aa1d553b
+# %% ../nbs/10_functional.ipynb #09e6aff6
 @method_of(SharedCATEFunction, "evaluate")
 def _scf_evaluate(self, X, alpha:float=0.05) -> ClampedRelease:
     """Values and (1 − alpha) privacy-noise intervals at the rows of X, clamped by `second_stage.clamp_to_feasible`
-    (needs `outcome_bounds` in `info`); an interval wholly beyond the range becomes that side of it, flagged."""
+    (needs `outcome_bounds` in `info`); an interval wholly beyond the range becomes that side of it, flagged. A
+    function without privacy noise (σ = 0: ε = ∞) has no interval: ValueError (its values: call it)."""
     a = check_scalar(alpha, "alpha", low=0, high=1)
     if self.info.get("outcome_bounds") is None:
         raise ValueError("this function's info states no outcome_bounds: there is no feasible range to clamp to")
     sigma = float(self.info.get("sigma", 0.0))
-    sd = _point_noise_sd(sigma, self.omega.shape[1], self.info.get("bandwidth", 1.0))
-    if sd > 0:                    # the grid release's own sd (01a): the coefficients' plan, from public info
-        amp = sd                  # σ√κ, the coefficients' noise scale (‖ψ₁(x)‖ = 1)
-        sd = plan_gaussian(amp, self.info["sensitivity"] / sigma * amp, len(self.coef)).sd
+    if not sigma > 0:
+        raise ValueError("this function's coefficients carry no privacy noise (sigma = 0: released at epsilon = inf) "
+                         "and its intervals cover the privacy noise only (no sampling error is derived for it), so "
+                         "it has no interval: a zero-width one would read as certainty; call the function for its "
+                         "(non-private) values")
+    amp = _point_noise_sd(sigma, self.omega.shape[1], self.info.get("bandwidth", 1.0))   # σ√κ (‖ψ₁(x)‖ = 1)
+    sd = plan_gaussian(amp, self.info["sensitivity"] / sigma * amp, len(self.coef)).sd   # the grid's own sd (01a)
     return clamp_to_feasible(self.raw(X), self.info["outcome_bounds"], ndtri(1 - a / 2) * sd)
 
-# %% ../nbs/10_functional.ipynb #dbfb9fcc
+# %% ../nbs/10_functional.ipynb #11ae3329
 def _shareable_plan(n:int, q:int, *, n_components, feature_seed, **kw) -> dict:
     "Public part of the RFF release: frequencies, Δ with the solver inflation, σ_AG, μ and the published info."
     plan = _functional_plan(n, q, noise="proof", **kw)
@@ -707,7 +713,7 @@ def _shareable_release(X, phi, weights, x_bounds, plan:dict, rng) -> SharedCATEF
     return SharedCATEFunction(omega=plan["omega"].copy(), coef=coef,
                               x_bounds=tuple(np.asarray(b, float) for b in x_bounds), info=dict(plan["shared_info"]))
 
-# %% ../nbs/10_functional.ipynb #2f6f13d5
+# %% ../nbs/10_functional.ipynb #a01c3bd8
 @release_guard()
 def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:float, x_bounds, epsilon:float,
                                delta:float, loss:LipschitzLoss, rho_max:float=1.0, weighted_lipschitz:float|None=None,
@@ -748,7 +754,7 @@ def release_shareable_function(X, phi, *, weights=None, bandwidth:float, lam:flo
     rng = noise_rng(random_state, "function release")                      # secret: OS entropy (notebook 01a)
     return _shareable_release(X, phi, weights, xb, plan, rng)
 
-# %% ../nbs/10_functional.ipynb #44dc8aef
+# %% ../nbs/10_functional.ipynb #1b6e1e5a
 @release_guard()
 def release_shareable_cate_function(est, *, n_components:int=200, feature_seed=0,
                                     random_state=None, progress:bool|None=None) -> SharedCATEFunction:
@@ -814,7 +820,7 @@ def _check_privacy_label(path, info:dict, p:dict, epsilon:float|None=None):
     eps = p["epsilon"] if epsilon is None else epsilon
     check_recomputed(path, "privacy", info["privacy"], _privacy_label(eps, p["delta"]), ("epsilon", "delta", "noise"))
 
-# %% ../nbs/10_functional.ipynb #a2d64386
+# %% ../nbs/10_functional.ipynb #1cf7c0b8
 def _check_shared_info(path, info:dict, omega:np.ndarray):
     "Recompute every derived privacy number of a shareable function's metadata; `ReleaseFormatError` on a mismatch."
     if not any(k in info for k in _SHARED_LABELS): return

@@ -105,7 +105,7 @@ def _slice_values(est, X_slice, alpha:float) -> tuple:
                          f"{len(X_slice)} query points")
     return vals, lo, hi
 
-# %% ../nbs/07d_plots.ipynb #5533fca2
+# %% ../nbs/07d_plots.ipynb #b6ca0277
 def plot_cate_slice(est, # fitted estimator with effect(X) and effect_interval(X, alpha=...), e.g. DPCATE
                     X_slice, # public query points (m, d) that differ in column `feature` (`cate_slice_points`)
                     feature:int, # the column that varies along the slice
@@ -115,7 +115,9 @@ def plot_cate_slice(est, # fitted estimator with effect(X) and effect_interval(X
                     label:str="released CATE",
                    ):
     """The released CATE along one covariate with its 1 − alpha band; returns the Axes. `effect` and
-    `effect_interval` are called once each at exactly `X_slice`. DPCATE's band covers the privacy noise only."""
+    `effect_interval` are called once each at exactly `X_slice`. The band is the estimator's `effect_interval`: for
+    DPCATE, sampling error and privacy noise where a sampling part is derived (final 'auto', 'ridge' with
+    calibration 'parameter'), else the privacy noise only (`DPCATE.effect_interval`)."""
     X = check_array(X_slice, "X_slice", ndim=2)
     feature = _check_feature(feature, X.shape[1])
     if len(X) < 2: raise ValueError(f"X_slice must hold at least 2 query points, got {len(X)}")

@@ -100,7 +100,17 @@ def _numeric_arrays(arrays:dict) -> dict:
         clean[name] = a
     return clean
 
-# %% ../nbs/03a_release_format.ipynb #91ec8647
+# %% ../nbs/03a_release_format.ipynb #4f8f0327
+def _write_npz(path:str, arrays:dict):
+    "An uncompressed `.npz` of `arrays` whose members carry a fixed timestamp (1980-01-01, the zip format's first)."
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name, a in arrays.items():
+            member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            member.external_attr = 0o600 << 16                     # rw------- as np.savez writes them
+            with zf.open(member, "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(a), allow_pickle=False)
+
+# %% ../nbs/03a_release_format.ipynb #2e141bd8
 def save_release(path, kind:str, arrays:dict, meta:dict):
     """Write a publishable object: numeric `arrays` (name -> array) and JSON `meta` to `path` (an `.npz` file).
 
@@ -133,7 +143,7 @@ def save_release(path, kind:str, arrays:dict, meta:dict):
     _parse_meta(doc.encode("utf-8"), "meta")                        # within the limits the loader applies
     path = os.fspath(path)
     if not path.endswith(".npz"): path += ".npz"
-    np.savez(path, **clean, **{_META: np.frombuffer(doc.encode("utf-8"), dtype=np.uint8)})
+    _write_npz(path, clean | {_META: np.frombuffer(doc.encode("utf-8"), dtype=np.uint8)})
     return path
 
 # %% ../nbs/03a_release_format.ipynb #3ff282b4
