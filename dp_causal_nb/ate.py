@@ -422,7 +422,7 @@ def gram_lam(n_part:int, epsilon:float, *, n_features:int, delta:float=1e-6, lam
     if lam is not None: return float(n_part * lam)
     return float(GRAM_RIDGE_SCALE * math.sqrt(2 * (n_features + 1)) * _gram_sigma(epsilon, delta))
 
-# %% ../nbs/11_dp_ate.ipynb #12d60a8e
+# %% ../nbs/11_dp_ate.ipynb #2e4bbfa6
 def nuisance_shrinkage(n_part:int, epsilon:float, *, n_features:int, delta:float=1e-6, lam:float|None=None,
                        kind:str="gram") -> float:
     """Public proxy of how far a private outcome model fitted on n_part records at (ε, δ) is shrunk toward its centre:
@@ -434,7 +434,7 @@ def nuisance_shrinkage(n_part:int, epsilon:float, *, n_features:int, delta:float
     if lam is None: lam = split_nuisance_lam(n_part, epsilon, kind="ridge", n_features=n_features, delta=delta)
     return float(lam / (1.0 / (6 * (n_features + 1)) + lam))
 
-NUISANCE_SHRINKAGE_LIMIT = 0.99   # above it the private nuisance models are public-proxy constants (no score clipping)
+NUISANCE_SHRINKAGE_LIMIT = 0.95   # above it the private nuisance models are public-proxy constants (no score clipping)
 
 # %% ../nbs/11_dp_ate.ipynb #f26d4b48
 def _seed(g:np.random.Generator) -> np.random.SeedSequence:
