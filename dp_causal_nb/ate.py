@@ -22,7 +22,7 @@ from .targets import check_propensity_clip
 from .mechanisms import gdp_mu, gdp_epsilon, gdp_sigma, gaussian_sigma
 from .secure_noise import plan_gaussian, grid_release, noise_rng
 from .dim import arm_moments, dim_estimate, dim_release, dim_sensitivity
-from .lin import lin_estimate, lin_release
+from .lin import GRAM_SENSITIVITY, gram_coefficients, gram_statistics, lin_estimate, lin_release, unpack_gram
 from .ht import ht_lin_release, ht_release, prefers_ht
 from .second_stage import clamp_to_feasible
 from .summary import Summary, summary_row
@@ -37,18 +37,19 @@ class FoldFallbackWarning(UserWarning):
     private."""
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CENTRE_SHARE', 'SCORE_CLIP_SHARE',
-           'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'TREATED_COUNT_SHARE', 'RARE_ARM_Z',
-           'DESIGNS', 'LIN_MIN_SCALE', 'LIN_MIN_RESIDUAL_DOF', 'DPATE_INPUTS', 'ROUTES', 'ATT_MODEL_SHARE',
-           'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity',
-           'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval',
-           'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity',
-           'split_nuisance_lam', 'nuisance_shrinkage', 'budget_share', 'clip_levels', 'score_histogram',
-           'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval',
-           'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share', 'treated_count_sd',
-           'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget',
-           'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval', 'att_estimate',
-           'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+__all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'GRAM_RIDGE_SCALE', 'NUISANCE_SHRINKAGE_LIMIT', 'OUTCOME_CENTRE_SHARE',
+           'SCORE_CLIP_SHARE', 'SCORE_CLIP_LEVELS', 'SCORE_CLIP_TAIL', 'CROSSFIT_NUISANCE_SHARE', 'TREATED_COUNT_SHARE',
+           'RARE_ARM_Z', 'DESIGNS', 'LIN_MIN_SCALE', 'LIN_MIN_RESIDUAL_DOF', 'DPATE_INPUTS', 'ROUTES',
+           'ATT_MODEL_SHARE', 'FoldFallbackWarning', 'default_n_folds', 'sensitivity_constant', 'ate_sensitivity',
+           'stderr_sensitivity', 'make_folds', 'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate',
+           'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split',
+           'split_sensitivity', 'split_nuisance_lam', 'gram_lam', 'nuisance_shrinkage', 'budget_share', 'arm_features',
+           'arm_gram', 'centred_coefficients', 'clip_levels', 'score_histogram', 'choose_clip_level',
+           'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
+           'RareArmError', 'minority_share', 'treated_count_sd', 'minority_share_release', 'prefers_lin',
+           'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores',
+           'FinalRelease', 'final_release', 'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts',
+           'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #854eb25f
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
@@ -391,14 +392,15 @@ def split_sensitivity(estimator:str, n_final:int, outcome_bound:float, propensit
     "√C/m: sensitivity of the final-part mean of the scores and of its standard error (Theorem 2a)."
     return float(np.sqrt(sensitivity_constant(estimator, outcome_bound, propensity_clip)) / n_final)
 
-# %% ../nbs/11_dp_ate.ipynb #4966db73
+# %% ../nbs/11_dp_ate.ipynb #37576f90
 def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_features:int=1, delta:float=1e-6) -> float:
     """Default public penalty Λ of a split-design nuisance model fitted on n_part records (public inputs only).
 
     kind='logistic' (objective perturbation): min(1, 30/(n_part·ε)), tuned on a separate generator; 0.1/n_part at ε = ∞.
-    kind='ridge' (output perturbation): the Λ on a grid that minimises a public proxy of the prediction error relative
-    to the outcome half-range, shrinkage Λ/(s+Λ) with s = 1/(6(d+1)) plus the noise SD of the released coefficients
-    (analytic Gaussian on the Theorem-1 sensitivity); 0.1/n_part at ε = ∞."""
+    kind='ridge' (output perturbation, the effect on the treated's control model): the Λ on a grid that minimises a
+    public proxy of the prediction error relative to the outcome half-range, shrinkage Λ/(s+Λ) with s = 1/(6(d+1))
+    plus the noise SD of the released coefficients (analytic Gaussian on the Theorem-1 sensitivity); 0.1/n_part at
+    ε = ∞. (The score designs' outcome models take their ridge from `gram_lam`.)"""
     if not is_private(epsilon): return 0.1 / n_part
     if kind == "logistic": return float(min(1.0, 30.0 / (n_part * epsilon)))
     lams, s = np.logspace(-6, 2, 161), 1.0 / (6 * (n_features + 1))
@@ -408,15 +410,33 @@ def split_nuisance_lam(n_part:int, epsilon:float, *, kind:str="logistic", n_feat
            for l in lams]
     return float(lams[int(np.argmin(err))])
 
-# %% ../nbs/11_dp_ate.ipynb #b87a44cf
-def nuisance_shrinkage(n_part:int, epsilon:float, *, n_features:int, delta:float=1e-6, lam:float|None=None) -> float:
-    """Public proxy of how far the private outcome model is shrunk toward a constant: Λ/(s + Λ), s = 1/(6(d+1)), at
-    the given Λ or else at `split_nuisance_lam`'s (ridge); 0 at ε = ∞. Near 1 the model cannot adjust for X."""
+# %% ../nbs/11_dp_ate.ipynb #5f31bc93
+GRAM_RIDGE_SCALE = 1.0   # λ = GRAM_RIDGE_SCALE·√(2p)·σ: the score designs' outcome models' ridge (Theorem 2f)
+
+def _gram_sigma(eps:float, dlt:float) -> float:
+    "σ of an outcome model's Gram release (Theorem 2f: sensitivity 3/√2) at its budget (ε_m, δ_m); 0 at ε = ∞."
+    return gdp_sigma(gdp_mu(eps, dlt), GRAM_SENSITIVITY) if is_private(eps) else 0.0
+
+def gram_lam(n_part:int, epsilon:float, *, n_features:int, delta:float=1e-6, lam:float|None=None) -> float:
+    """The public ridge λ of a score design's outcome model (Theorem 2f) on n_part records, d = n_features covariates
+    and the Gram release's (ε, δ): n_part·Λ for a declared Λ = `lam`, else GRAM_RIDGE_SCALE·√(2p)·σ, p = d + 1
+    (0 at ε = ∞: least squares)."""
+    if lam is not None: return float(n_part * lam)
+    return float(GRAM_RIDGE_SCALE * math.sqrt(2 * (n_features + 1)) * _gram_sigma(epsilon, delta))
+
+# %% ../nbs/11_dp_ate.ipynb #2e4bbfa6
+def nuisance_shrinkage(n_part:int, epsilon:float, *, n_features:int, delta:float=1e-6, lam:float|None=None,
+                       kind:str="gram") -> float:
+    """Public proxy of how far a private outcome model fitted on n_part records at (ε, δ) is shrunk toward its centre:
+    Λ/(s + Λ), s = 1/(6(d+1)), at the given Λ or else at the model's default penalty — kind='gram' (the score
+    designs' models, Theorem 2f): Λ = `gram_lam`/n_part; kind='ridge' (the effect on the treated's control model):
+    `split_nuisance_lam`'s. 0 at ε = ∞. Near 1 the model cannot adjust for X."""
     if not is_private(epsilon): return 0.0
+    if lam is None and kind == "gram": lam = gram_lam(n_part, epsilon, n_features=n_features, delta=delta) / n_part
     if lam is None: lam = split_nuisance_lam(n_part, epsilon, kind="ridge", n_features=n_features, delta=delta)
     return float(lam / (1.0 / (6 * (n_features + 1)) + lam))
 
-NUISANCE_SHRINKAGE_LIMIT = 0.99   # above it the private nuisance models are public-proxy constants (no score clipping)
+NUISANCE_SHRINKAGE_LIMIT = 0.95   # above it the private nuisance models are public-proxy constants (no score clipping)
 
 # %% ../nbs/11_dp_ate.ipynb #f26d4b48
 def _seed(g:np.random.Generator) -> np.random.SeedSequence:
@@ -472,23 +492,28 @@ def _check_propensity_models(n_parts, *, d:int, eps, dlt, lam):
         check_lam(lam_p, 1.0, R, name="nuisance_lam")
         if is_private(eps): logistic_noise(k, d + 1, epsilon=eps, delta=dlt, lam=lam_p, norm_bound=R)
 
-# %% ../nbs/11_dp_ate.ipynb #539c5ac1
-def _outcome_model(x, t, Yc, I, F, arm:int, *, eps, dlt, x_bounds, B, lam, part, rng):
-    """A split-design outcome model for `arm`, fitted on records I and predicting on F: the arm's private mean (the
-    five sums of notebook 10b at OUTCOME_CENTRE_SHARE of (eps, dlt)), itself shrunk toward the midpoint by the
-    positive-part James–Stein factor (1 − v/ȳ²)₊ of its noise variance v (a rare arm's mean is mostly noise), is the
-    centre of a DP ridge of the arm's outcomes (the rest of the budget), so the ridge shrinks toward the arm's mean
-    where the data can tell it, and toward the midpoint of the bounds only where they cannot. `rng` is the model's
-    public stream; both noises are secret (notebook 01a). Returns the predictions, in [−B, B], and the public bound
-    σ_ξ·max‖φ(x)‖ on the sd the coefficients' noise adds to any prediction. Charges `part` (sequentially)."""
-    private = is_private(eps)
-    e_c, d_c, e_m, d_m = _centre_budget(eps, dlt)
-    sigma = gaussian_sigma(e_c, d_c, dim_sensitivity((-B, B))) if private else 0.0
-    part.spend(e_c, d_c, label=f"arm {arm} mean (the outcome model's centre)")
+# %% ../nbs/11_dp_ate.ipynb #4e43e932
+def _arm_centre(Yc, t, I, arm:int, *, eps, dlt, B, part, rng) -> float:
+    """An outcome model's centre: the arm's private mean (the five sums of notebook 10b on records I at (eps, dlt),
+    charged to `part`), shrunk toward the midpoint by the positive-part James–Stein factor (1 − v/ȳ²)₊ of its noise
+    variance v (a rare arm's mean is mostly noise). `rng` is the model's public stream; the noise is secret."""
+    sigma = gaussian_sigma(eps, dlt, dim_sensitivity((-B, B))) if is_private(eps) else 0.0
+    part.spend(eps, dlt, label=f"arm {arm} mean (the outcome model's centre)")
     v, plan = dim_release(Yc[I], t[I], (-B, B), sigma, noise_rng(_seed(rng), "outcome model centre"))
     am = arm_moments(v, int(I.sum()), (-B, B), plan.sd)
     mean, noise_var = am["mean"][arm], am["noise_var"][arm]
-    centre = float(mean * max(0.0, 1.0 - noise_var / mean ** 2)) if mean != 0 else 0.0   # post-processing
+    return float(mean * max(0.0, 1.0 - noise_var / mean ** 2)) if mean != 0 else 0.0   # post-processing
+
+# %% ../nbs/11_dp_ate.ipynb #3ec71e5c
+def _outcome_model(x, t, Yc, I, F, arm:int, *, eps, dlt, x_bounds, B, lam, part, rng):
+    """The effect on the treated's control model for `arm`, fitted on records I and predicting on F: the arm's
+    private mean (`_arm_centre`, at OUTCOME_CENTRE_SHARE of (eps, dlt)) is the centre of a DP ridge of the arm's
+    outcomes (the rest of the budget), so the ridge shrinks toward the arm's mean where the data can tell it, and
+    toward the midpoint of the bounds only where they cannot. `rng` is the model's public stream; both noises are
+    secret (notebook 01a). Returns the predictions, in [−B, B], and the public bound σ_ξ·max‖φ(x)‖ on the sd the
+    coefficients' noise adds to any prediction. Charges `part` (sequentially)."""
+    e_c, d_c, e_m, d_m = _centre_budget(eps, dlt)
+    centre = _arm_centre(Yc, t, I, arm, eps=e_c, dlt=d_c, B=B, part=part, rng=rng)
     lam_ = (split_nuisance_lam(int(I.sum()), e_m, kind="ridge", n_features=x.shape[1], delta=d_m)
             if lam is None else lam)
     m = DPRidgeRegression(epsilon=e_m, delta=d_m, lam=lam_, outcome_bounds=(centre - B, centre + B), x_bounds=x_bounds,
@@ -497,7 +522,63 @@ def _outcome_model(x, t, Yc, I, F, arm:int, *, eps, dlt, x_bounds, B, lam, part,
     with quiet_data_warnings(): m.fit(x[I], Yc[I], sample_weight=(t[I] == arm).astype(float))
     return _bounded(m.predict(x[F]), -B, B, centre, int(F.sum())), float(m.noise_.scale * m.feature_map_.norm_bound)
 
-# %% ../nbs/11_dp_ate.ipynb #a0dd0381
+# %% ../nbs/11_dp_ate.ipynb #455707f4
+def arm_features(x, x_bounds) -> np.ndarray:
+    "z = (u, 1)/√p, p = d + 1, with u the declared box mapped onto [-1, 1]^d (clipped there): ‖z‖ ≤ 1 (Theorem 2f)."
+    lo, hi = check_bounds(x_bounds, "x_bounds", n_features=x.shape[1])
+    u = np.clip(2.0 * (np.clip(x, lo, hi) - lo) / (hi - lo) - 1.0, -1.0, 1.0)
+    return np.hstack([u, np.ones((len(u), 1))]) / math.sqrt(u.shape[1] + 1)
+
+def arm_gram(Z, # features (`arm_features`)
+             y, # outcomes scaled to [-1, 1]
+             t, # arms
+             arm:int, # the arm whose statistic this is
+            ) -> np.ndarray:
+    "g_a of Theorem 2f: `gram_statistics` over the records of `arm` (the other arm's records contribute 0)."
+    keep = np.asarray(t) == arm
+    return gram_statistics(Z[keep], np.asarray(y, float)[keep])
+
+# %% ../nbs/11_dp_ate.ipynb #006fb0ac
+def centred_coefficients(g, # a released g_a (or the exact one)
+                         p:int, # number of features (covariates, bias)
+                         centre:float, # the model's centre, in units of B
+                         lam:float, # the public ridge λ (0: least squares)
+                        ) -> np.ndarray:
+    """β̂ = (S̃⁺ + λI)⁻¹(b̃ − c·√p·S̃e_p) of Theorem 2f: the centred outcome y − c regressed on z from a released g
+    (`gram_coefficients`' eigenvalue floor and solve, its ridge √(2p)·noise_sd set to λ)."""
+    g = np.asarray(g, float)
+    S, b = unpack_gram(g, p)
+    return gram_coefficients(np.r_[g[:len(g) - p], b - centre * math.sqrt(p) * S[:, -1]], p, lam / math.sqrt(2 * p))
+
+# %% ../nbs/11_dp_ate.ipynb #ea21ffc9
+def _check_gram_models(n_parts, *, d:int, eps, dlt, lam):
+    """The refusals of `_gram_outcome_model` from public inputs only (the centre's and the Gram release's grid plans,
+    a declared penalty's floor), by public arithmetic: nothing is fitted, no noise is drawn."""
+    if lam is not None: check_lam(lam, 1.0, StandardizeToBounds().norm_bound, name="nuisance_lam")
+    if not is_private(eps) or len(n_parts) == 0: return
+    e_c, d_c, e_m, d_m = _centre_budget(eps, dlt)
+    plan_gaussian(gaussian_sigma(e_c, d_c, 1.0), 1.0, 5)
+    plan_gaussian(_gram_sigma(e_m, d_m), GRAM_SENSITIVITY, (d + 1) * (d + 4) // 2)
+
+# %% ../nbs/11_dp_ate.ipynb #9e2203a8
+def _gram_outcome_model(x, t, Yc, I, F, arm:int, *, eps, dlt, x_bounds, B, lam, part, rng) -> np.ndarray:
+    """Theorem 2f's outcome model for `arm`, fitted on records I and predicting on F: the centre (`_arm_centre` at
+    OUTCOME_CENTRE_SHARE of (eps, dlt)), then the arm's Gram vector released at the rest (charged to `part` before its
+    noise) and the centred ridge fit from it. `rng` is the model's public stream; both noises are secret (notebook
+    01a). Returns the predictions on F, in [−B, B]."""
+    e_c, d_c, e_m, d_m = _centre_budget(eps, dlt)
+    centre = _arm_centre(Yc, t, I, arm, eps=e_c, dlt=d_c, B=B, part=part, rng=rng)
+    Z = arm_features(x, x_bounds)
+    p = Z.shape[1]
+    plan = plan_gaussian(_gram_sigma(e_m, d_m), GRAM_SENSITIVITY, p * (p + 3) // 2)
+    part.spend(e_m, d_m, label=f"outcome model, arm {arm} (its Gram matrix)")
+    y = np.clip(Yc[I] / B, -1.0, 1.0)                                      # the clip guards rounding only
+    g = grid_release(arm_gram(Z[I], y, t[I], arm), plan, noise_rng(_seed(rng), "outcome model gram"))
+    lam_g = gram_lam(int(I.sum()), e_m, n_features=p - 1, delta=d_m, lam=lam)
+    beta = centred_coefficients(g, p, centre / B, lam_g)
+    return _bounded(B * (centre / B + Z[F] @ beta), -B, B, centre, int(F.sum()))
+
+# %% ../nbs/11_dp_ate.ipynb #9a292379
 def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs, prefix=""):
     "Fit the DP nuisance models on their parts (each charging its part of `block`); predictions on the final part."
     F = part == 3
@@ -512,8 +593,8 @@ def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B,
         out["w1"], out["w0"] = 1 / pi, 1 / (1 - pi)
     if need_mu:
         for a in (0, 1):
-            out[f"m{a}"], _ = _outcome_model(x, t, Yc, part == 1 + a, F, a, eps=eps, dlt=dlt, x_bounds=x_bounds, B=B,
-                                             lam=lam, part=block.part(f"{prefix}outcome{a}"), rng=rngs[1 + a])
+            out[f"m{a}"] = _gram_outcome_model(x, t, Yc, part == 1 + a, F, a, eps=eps, dlt=dlt, x_bounds=x_bounds,
+                                               B=B, lam=lam, part=block.part(f"{prefix}outcome{a}"), rng=rngs[1 + a])
     return out
 
 # %% ../nbs/11_dp_ate.ipynb #89ed6d24
@@ -1209,7 +1290,7 @@ class ScoreBudget:
     mu1: float            # the estimate's μ
     mu2: float            # the standard error's μ (0: none released)
 
-# %% ../nbs/11_dp_ate.ipynb #7cdaaf38
+# %% ../nbs/11_dp_ate.ipynb #e4d9eb12
 def _stage_budgets(est:str, design:str, n:int, d:int, budget:tuple, *, split, lam) -> tuple:
     "(count, (μ, ε, δ) for the design, (ε_n, δ_n), μ_final, shrink): Theorems 2e, 2c and the shrinkage proxy."
     mu, eps, dlt = budget
@@ -1228,8 +1309,9 @@ def _stage_budgets(est:str, design:str, n:int, d:int, budget:tuple, *, split, la
     shrink = None                                            # public proxy: can the nuisance models adjust?
     if private_models:
         sz = split_sizes(n, split)[:3] if design == "split" else crossfit_sizes(n, est)
-        keep = 1 - OUTCOME_CENTRE_SHARE                      # the outcome ridge's share of its part's budget
-        shrink = nuisance_shrinkage(int(sz[sz > 0].min()), eps_n * keep, n_features=d, delta=dlt_n * keep, lam=lam)
+        keep = 1 - OUTCOME_CENTRE_SHARE                      # the Gram release's share of its part's budget
+        shrink = nuisance_shrinkage(int(sz[sz > 0].min()), eps_n * keep, n_features=d, delta=dlt_n * keep, lam=lam,
+                                    kind="gram")
     return count, (mu, eps, dlt), (eps_n, dlt_n), mu_fin, shrink
 
 # %% ../nbs/11_dp_ate.ipynb #6990188e
@@ -1275,7 +1357,7 @@ def adjusting_n(d:int, epsilon:float, delta:float=1e-6, *, design:str="crossfit"
         lo, hi = (lo, mid) if adjusts(mid) else (mid, hi)
     return int(hi)
 
-# %% ../nbs/11_dp_ate.ipynb #b4a70d18
+# %% ../nbs/11_dp_ate.ipynb #61c99bdd
 def _check_score_models(est:str, design:str, n:int, d:int, x_bounds, B:float, sb:ScoreBudget, *, split, lam):
     "The split and cross-fitted designs' nuisance models' refusals, before any charge; returns the checked x_bounds."
     _check_centred_width(B)
@@ -1283,7 +1365,7 @@ def _check_score_models(est:str, design:str, n:int, d:int, x_bounds, B:float, sb
     cells = (split_sizes(n, split)[:3] if design == "split" else crossfit_sizes(n, est)).reshape(-1, 3)
     eps_n, dlt_n = sb.nuisance
     if est != "ipw":
-        _check_outcome_models([int(k) for k in cells[:, 1:].ravel()], d=d, eps=eps_n, dlt=dlt_n, B=B, lam=lam)
+        _check_gram_models([int(k) for k in cells[:, 1:].ravel()], d=d, eps=eps_n, dlt=dlt_n, lam=lam)
     if est != "g":
         _check_propensity_models([int(k) for k in cells[:, 0]], d=d, eps=eps_n, dlt=dlt_n, lam=lam)
     return xb
@@ -1767,7 +1849,7 @@ def _dpate_check_att(self, est, X, folds, cov, inputs:dict) -> dict:
     X, xb = self._covariates(X, True)
     return dict(X=X, x_bounds=xb, design=design, level=level, lam=inputs["nuisance_lam"])
 
-# %% ../nbs/11_dp_ate.ipynb #f5f3412d
+# %% ../nbs/11_dp_ate.ipynb #faf4d3a7
 @method_of(DPATE, "_att_plan")
 def _dpate_att_plan(self, n:int, d:int, design:str, budget:tuple, lam) -> tuple:
     """(design, ε_n, δ_n, μ_fin, shrink): the design that runs, each control model's budget, the final release's μ
@@ -1779,7 +1861,7 @@ def _dpate_att_plan(self, n:int, d:int, design:str, budget:tuple, lam) -> tuple:
         s = CROSSFIT_NUISANCE_SHARE if design == "crossfit" else 1.0
         e, dd = (eps * s, dlt * s) if s < 1 else (eps, dlt)
         k = int(att_parts_sizes(n, design)[0])
-        return k, nuisance_shrinkage(k, e * keep, n_features=d, delta=dd * keep, lam=lam)
+        return k, nuisance_shrinkage(k, e * keep, n_features=d, delta=dd * keep, lam=lam, kind="ridge")
     if (self.design == "auto" and design == "crossfit" and private
             and proxy("crossfit")[1] >= NUISANCE_SHRINKAGE_LIMIT):
         design = "split"              # public rule: the split design's control model gets the whole budget

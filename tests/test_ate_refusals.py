@@ -62,14 +62,19 @@ def test_fold_design_refuses_dp_nuisance_models():
     assert acc.ledger == [] and got == []
 
 def test_design_rule_reads_the_declared_penalty():
-    "With a declared nuisance_lam the rule's proxy uses it (the cross-fitted design's models then adjust)."
+    "With a declared nuisance_lam the rule's proxy uses it (Λ/(s + Λ)); the default Gram ridge lets the models adjust."
+    from dp_causal_nb.ate import score_budget
+    from dp_causal_nb.mechanisms import gdp_mu
     Y, T, X = _data(3425)
+    d = X.shape[1]
+    sb = score_budget("aipw", "crossfit", 3425, d, (gdp_mu(1.0, 1e-6), 1.0, 1e-6), lam=1e-3)
+    assert sb.shrink == pytest.approx(1e-3 / (1 / (6 * (d + 1)) + 1e-3), rel=1e-12)
     m = DPATE(epsilon=1.0, delta=1e-6, outcome_bounds=(-3, 3), x_bounds=(0, 1), nuisance_lam=1e-3,
               accountant=PrivacyAccountant(), random_state=0).fit(Y, T, X=X)
-    assert m.design_ == "crossfit"
+    assert m.design_ == "crossfit" and m.nuisance_shrinkage_ == pytest.approx(sb.shrink, rel=1e-12)
     m2 = DPATE(epsilon=1.0, delta=1e-6, outcome_bounds=(-3, 3), x_bounds=(0, 1),
                accountant=PrivacyAccountant(), random_state=0).fit(Y, T, X=X)
-    assert m2.design_ == "split"                               # the default penalty: only the split design adjusts
+    assert m2.design_ == "crossfit" and sb.shrink < m2.nuisance_shrinkage_ < 0.99   # the default Gram ridge adjusts
 
 def test_huge_public_bounds_give_a_finite_interval_and_a_summary():
     "Outcome bounds near the library's limit: the clipped second-moment bound does not overflow; summary() works."
