@@ -2,7 +2,7 @@
 line, notebook 13): a function of public inputs only (d, ε, δ). Protected here: with design='auto' it is the n from
 which the default's design rule (`_score_design`: the cross-fitted design, or the split design where only its models
 adjust) runs a design whose outcome models adjust — the smaller of the two designs' n; the demo's line states that n
-and, for the data set's n, at which ε it is reached (NHEFS: 14 covariates, n = 1 566)."""
+and, for the data set's n, at which ε it is reached (NHEFS: 14 covariates, n = 1 566, reached at every ε of the demo)."""
 import numpy as np
 import pytest
 
@@ -29,12 +29,12 @@ def test_auto_is_the_default_rules_n(eps):
 
 def test_non_private_and_planning_values():
     assert adjusting_n(14, np.inf, design="auto") == 3
-    assert adjusting_n(14, 4.0, design="auto") == 3050 < adjusting_n(14, 4.0) == 7050
+    assert adjusting_n(14, 4.0, design="auto") == 371 < adjusting_n(14, 4.0) == 862
 
 
 def test_demo_line_states_the_defaults_n():
     line = what_n_buys(14, 1566)
-    assert "from n >= 925 at epsilon=16, 3,050 at epsilon=4, 10,800 at epsilon=1" in line
-    assert "cross-fitted design from 2,037, 7,050, 25,800" in line
-    assert "it adjusts at epsilon=16; not at epsilon=4, 1." in line
-    assert "it adjusts at epsilon=16, 4, 1." in what_n_buys(14, 20_000)
+    assert "from n >= 114 at epsilon=16, 371 at epsilon=4, 1,325 at epsilon=1" in line
+    assert "cross-fitted design from 253, 862, 3,150" in line
+    assert "it adjusts at epsilon=16, 4, 1." in line
+    assert "it adjusts at epsilon=16; not at epsilon=4, 1." in what_n_buys(14, 300)
