@@ -22,7 +22,8 @@ from .targets import check_propensity_clip
 from .mechanisms import gdp_mu, gdp_epsilon, gdp_sigma, gaussian_sigma
 from .secure_noise import plan_gaussian, grid_release, noise_rng
 from .dim import arm_moments, dim_estimate, dim_release, dim_sensitivity
-from .lin import GRAM_SENSITIVITY, gram_coefficients, gram_statistics, lin_estimate, lin_release, unpack_gram
+from .lin import GRAM_SENSITIVITY, gram_coefficients, gram_statistics, unpack_gram
+from .lin import lin_estimate, lin_release
 from .ht import ht_lin_release, ht_release, prefers_ht
 from .second_stage import clamp_to_feasible
 from .summary import Summary, summary_row

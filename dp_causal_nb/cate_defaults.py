@@ -64,7 +64,7 @@ def _shape_params(nu:float, d:int, R:float) -> dict:
                 lam=float(np.clip(a * nu ** b, lo, hi)), shape_learner="dr", target_clip=TARGET_CLIP * R,
                 center_targets=affine)
 
-# %% ../nbs/08a_cate_defaults.ipynb #14cb0c9a
+# %% ../nbs/08a_cate_defaults.ipynb #6e5ad057
 def default_cate_params(n:int, d:int, epsilon:float, delta:float, outcome_bounds, *, split:float|None=None) -> dict:
     "Public hyper-parameters of the private CATE release from PUBLIC inputs only (derivation above); reads no data."
     n = int(check_scalar(n, "n", low=8, low_inclusive=True))
