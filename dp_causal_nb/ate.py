@@ -754,13 +754,11 @@ def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> float:
             "released share is post-processing) and expect a wider interval", q)
     return q
 
-# %% ../nbs/11_dp_ate.ipynb #3661c162
-DESIGNS = ("auto", "fold", "split", "crossfit")
+# %% ../nbs/11_dp_ate.ipynb #d97ec862
+from .accounting import charge_gaussian
 
-def _charge(acc, mu, eps, dlt, label):
-    "Charge a Gaussian release: as μ-GDP to a GDPAccountant, as the (ε, δ) it implies to a PrivacyAccountant."
-    if hasattr(acc, "spend_gdp"): acc.spend_gdp(mu, label=label)
-    else: acc.spend(eps, dlt, label=label)
+# %% ../nbs/11_dp_ate.ipynb #c5489cbd
+DESIGNS = ("auto", "fold", "split", "crossfit")
 
 # %% ../nbs/11_dp_ate.ipynb #e0b22087
 LIN_MIN_SCALE = 500.0   # the lin rule's threshold on n·ε/(d + 1)², read from tuning trials (notebook 12)
@@ -1155,7 +1153,7 @@ def _dpate_check_dim(self, est, X, folds, cov, inputs:dict) -> dict:
     if folds is not None: raise ValueError("folds apply to design='fold' only, not to estimator='dim'")
     return dict(X=None, level=level)
 
-# %% ../nbs/11_dp_ate.ipynb #a33c3c77
+# %% ../nbs/11_dp_ate.ipynb #c3d38551
 @method_of(DPATE, "_release_dim")
 def _dpate_release_dim(self, Yc, t, x, B, budget, *, level) -> ATEFit:
     "The private difference in means (notebook 10b) under DPATE's budget, input policy and accountant."
@@ -1163,7 +1161,7 @@ def _dpate_release_dim(self, Yc, t, x, B, budget, *, level) -> ATEFit:
     acc = self._accountant("fold", mu, eps, dlt)
     sigma = gdp_sigma(mu, dim_sensitivity((-B, B))) if is_private(mu) else 0.0
     rng = noise_rng(self.random_state, "DPATE dim")         # a bad random_state fails here, before the charge
-    _charge(acc, mu, eps, dlt, "DPATE(dim)")                 # BudgetError here: nothing has been drawn or set
+    charge_gaussian(acc, eps, dlt, label="DPATE(dim)", mu=mu)   # BudgetError here: nothing has been drawn or set
     v, plan = dim_release(Yc, t, (-B, B), sigma, rng)
     r = dim_estimate(v, len(t), (-B, B), plan.sd, 1 - level)
     return ATEFit(n_=len(t), design_="none", estimator_="dim", estimand_=self.estimand, sigma1_=plan.sd,
@@ -1471,7 +1469,7 @@ def _dpate_score_design(self, est:str, design:str, n:int, d:int, budget:tuple) -
     if shrink("crossfit") >= NUISANCE_SHRINKAGE_LIMIT and shrink("split") < NUISANCE_SHRINKAGE_LIMIT: return "split"
     return design
 
-# %% ../nbs/11_dp_ate.ipynb #d23daf8c
+# %% ../nbs/11_dp_ate.ipynb #d1aa38e9
 @method_of(DPATE, "_release_score")
 def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
     "A score design's release (Theorems 1, 2, 2b, 2c, 2e)."
@@ -1500,7 +1498,7 @@ def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
         acc.spend(*((eps - sb.nuisance[0], dlt - sb.nuisance[1]) if private else (np.inf, 0.0)),
                   label=f"DPATE({est}, crossfit): final average")
     if design == "fold":                                     # the split design charged its parallel block above
-        _charge(acc, mu, eps, dlt, f"DPATE({est}, K={sc.K})")    # BudgetError here: nothing drawn or set
+        charge_gaussian(acc, eps, dlt, label=f"DPATE({est}, K={sc.K})", mu=mu)  # BudgetError here: nothing drawn or set
     rng = noise_rng(self.random_state, "DPATE")             # secret stream (notebook 01a), never stored
     fr = final_release(sc, sb, estimator=est, B=B, c=c, rng=rng)
     ci, stderr = final_interval(fr, sb, sc.m, level=plan["level"], ci_method=self.ci_method)

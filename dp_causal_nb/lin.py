@@ -14,11 +14,11 @@ __all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'LIN_CAP', 'LIN_INPUTS', 'lin_featu
            'gram_coefficients', 'capped_coefficients', 'adjusted_range', 'adjusted_outcomes', 'LinRelease',
            'interval_dof', 'lin_estimate', 'lin_draw', 'lin_release', 'DPLinAdjustment']
 
-# %% ../nbs/10c_dp_lin.ipynb #247df870
+# %% ../nbs/10c_dp_lin.ipynb #aeaf39db
 from .core import (atomic_fit, check_array, check_binary_treatment, check_bounds, check_consistent_length,
                                check_epsilon_delta, check_scalar, clean_cells, is_private, release_guard,
                                method_of)
-from .accounting import resolve_accountant
+from .accounting import charge_gaussian, resolve_accountant
 from .mechanisms import gdp_mu, gdp_sigma
 from .secure_noise import grid_release, noise_rng, plan_gaussian
 from .dim import ConstantEffect, dim_estimate, dim_release
@@ -186,21 +186,12 @@ def _lin_sigmas(eps, dlt, bounds, p:int, mu:float|None=None) -> tuple:
     plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                   # here, before the charge (σ/Δ as drawn)
     return sigmas
 
-# %% ../nbs/10c_dp_lin.ipynb #c408bc30
+# %% ../nbs/10c_dp_lin.ipynb #d48aa296
 def _lin_charge(accountant, eps, dlt, label:str, mu:float|None=None) -> tuple:
-    """Check and charge the budget before any noise: (ε, δ), or μ to a GDP accountant (`mu`, else gdp_mu(ε, δ)); at
-    ε = ∞ (∞, 0) labelled not private. Returns what was spent as (ε, δ)."""
-    spent = (eps, dlt) if is_private(eps) else (np.inf, 0.0)
-    acc = resolve_accountant(accountant)
-    label = label if is_private(eps) else f"{label} [not private: epsilon=inf]"
-    if hasattr(acc, "spend_gdp"):
-        m = (gdp_mu(eps, dlt) if mu is None else mu) if is_private(eps) else np.inf
-        acc.check_gdp(m)
-        acc.spend_gdp(m, label=label)
-    else:
-        acc.check(*spent)
-        acc.spend(*spent, label=label)
-    return spent
+    """Check and charge the budget before any noise (`charge_gaussian`): (ε, δ), or μ to a GDP accountant (`mu`, else
+    gdp_mu(ε, δ)); at ε = ∞ (∞, 0) labelled not private. Returns what was spent as (ε, δ)."""
+    m = (gdp_mu(eps, dlt) if mu is None else mu) if is_private(eps) else np.inf
+    return charge_gaussian(accountant, eps, dlt, label=label, mu=m, check=True, mark_not_private=True)[1]
 
 # %% ../nbs/10c_dp_lin.ipynb #c10c46d9
 def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:float=0.95, accountant=None,
