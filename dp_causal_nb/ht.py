@@ -9,11 +9,11 @@ import numpy as np
 from scipy.special import ndtri   # the normal quantile, without importing scipy.stats
 
 # %% auto #0
-__all__ = ['HT_WEIGHT', 'HT_INPUTS', 'HT_MIN_TOLERANCE', 'ht_range', 'ht_statistics', 'ht_sensitivity', 'ht_draw', 'ht_estimate',
-           'ht_release', 'ht_lin_draw', 'ht_lin_release', 'ht_interval', 'DPHorvitzThompson', 'ht_tolerance',
-           'prefers_ht']
+__all__ = ['HT_WEIGHT', 'HT_MIN_PROBABILITY', 'HT_INPUTS', 'HT_MIN_TOLERANCE', 'ht_range', 'ht_statistics', 'ht_sensitivity',
+           'ht_draw', 'ht_clamped', 'ht_estimate', 'ht_release', 'ht_lin_draw', 'ht_lin_release', 'ht_interval',
+           'DPHorvitzThompson', 'ht_tolerance', 'prefers_ht']
 
-# %% ../nbs/10d_dp_ht.ipynb #14f0adac
+# %% ../nbs/10d_dp_ht.ipynb #603e80cc
 from .core import (atomic_fit, check_binary_treatment, check_bounds, check_consistent_length,
                                check_epsilon_delta, check_scalar, clean_cells, is_private, release_guard, method_of)
 from .core import Budget, Range, check_public_inputs
@@ -23,6 +23,7 @@ from .secure_noise import grid_release, noise_rng, plan_gaussian
 from .dim import ConstantEffect
 from .lin import _lin_charge
 from .summary import Summary
+from .second_stage import clamp_to_feasible
 
 # %% ../nbs/10d_dp_ht.ipynb #f6b7036d
 HT_WEIGHT = math.sqrt(2)   # w·R: the second moment's weight, the largest that keeps the sensitivity at 2R
@@ -62,7 +63,17 @@ def ht_draw(Y, # outcomes, already within the bounds
     plan = plan_gaussian(sigma, ht_sensitivity(outcome_bounds, p), 2)
     return grid_release(ht_statistics(Y, T, outcome_bounds, p), plan, rng), plan
 
-# %% ../nbs/10d_dp_ht.ipynb #a737f566
+# %% ../nbs/10d_dp_ht.ipynb #ce66367a
+def ht_clamped(raw:float, # the released estimate before clamping
+               half_width:float, # the interval's half-width
+               outcome_bounds, # public (a, b): the ATE lies in [−(b − a), b − a]
+              ) -> tuple:
+    """(estimate, interval) clamped as every released effect is (`clamp_to_feasible`, notebook 07a): each end inside
+    [−(b − a), b − a], an interval wholly beyond one end becomes that side of the range; always ordered."""
+    c = clamp_to_feasible(raw, outcome_bounds, half_width)
+    return float(c.value), (float(c.lower), float(c.upper))
+
+# %% ../nbs/10d_dp_ht.ipynb #0ad85bd6
 def ht_estimate(v, # the released statistic ṽ (or the exact v)
                 n:int, # public number of records
                 outcome_bounds, # public (a, b)
@@ -76,17 +87,22 @@ def ht_estimate(v, # the released statistic ṽ (or the exact v)
     square_sum = float(np.clip(R * v[1] / HT_WEIGHT, 0.0, n * R * R))
     raw, noise_var = float(v[0]) / n, (noise_sd / n) ** 2
     se = math.sqrt(square_sum / n ** 2 + noise_var)
-    z, top = ndtri(1 - alpha / 2), hi - lo
-    raw_ci = (raw - z * se, raw + z * se)
-    return dict(ate=float(np.clip(raw, -top, top)), ate_raw=raw, stderr=se, noise_var=noise_var,
-                interval=(float(max(raw_ci[0], -top)), float(min(raw_ci[1], top))), interval_raw=raw_ci, n=n)
+    z = ndtri(1 - alpha / 2)
+    ate, interval = ht_clamped(raw, z * se, (lo, hi))
+    return dict(ate=ate, ate_raw=raw, stderr=se, noise_var=noise_var, interval=interval,
+                interval_raw=(raw - z * se, raw + z * se), n=n)
 
-# %% ../nbs/10d_dp_ht.ipynb #ec64791a
+# %% ../nbs/10d_dp_ht.ipynb #cfdc531c
+HT_MIN_PROBABILITY = 1e-6   # a declared p closer to 0 or 1 is refused: R and the noise variance would overflow
+
 def _check_inputs(Y, T, outcome_bounds, p, level):
     "Public checks and the input policy: bounds, p, level, arms; Y clipped to the declared bounds."
     lo, hi = (float(b[0]) for b in check_bounds(outcome_bounds, "outcome_bounds", 1))
     if p is None: raise ValueError("assignment_probability must be declared: the public P(T = 1), in (0, 1)")
     p = check_scalar(p, "assignment_probability", low=0, high=1)
+    if min(p, 1 - p) < HT_MIN_PROBABILITY:      # public: the scores' range R = h/min(p, 1 − p) must stay finite
+        raise ValueError(f"assignment_probability must lie in [{HT_MIN_PROBABILITY:g}, 1 − {HT_MIN_PROBABILITY:g}], "
+                         f"got {p!r}")
     level = check_scalar(level, "level", low=0, high=1)
     T = check_binary_treatment(T)
     Y = clean_cells(Y, "Y", (lo, hi), ndim=1)
@@ -168,7 +184,7 @@ def ht_lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_fe
     v, plan2 = ht_draw(adjusted_outcomes(Y, Z, beta, outcome_bounds, rb), T, rb, p, sigma2, rng)
     return dict(gram=gram, statistic=v, noise_sds=(plan1.sd, plan2.sd), adjusted_bounds=rb, coefficients=beta)
 
-# %% ../nbs/10d_dp_ht.ipynb #1eba5336
+# %% ../nbs/10d_dp_ht.ipynb #7c398995
 def ht_lin_release(Y, T, X, *, outcome_bounds, x_bounds, assignment_probability, epsilon, delta,
                    level:float=0.95, accountant=None, random_state=None, label:str="ht_lin_release",
                    mu:float|None=None) -> dict:
@@ -197,22 +213,19 @@ def ht_lin_release(Y, T, X, *, outcome_bounds, x_bounds, assignment_probability,
         spent = _lin_charge(accountant, eps, dlt, label, mu)
         rel = ht_lin_draw(Y, T, Z, bounds, p, sigmas, rng)
         est = ht_estimate(rel["statistic"], n, rel["adjusted_bounds"], p, rel["noise_sds"][1], 1 - level)
-    top = bounds[1] - bounds[0]                                          # the ATE's range, not the widened one
-    est["ate"] = float(np.clip(est["ate_raw"], -top, top))
-    est["interval"] = tuple(float(np.clip(v, -top, top)) for v in est["interval_raw"])
+    lo_raw, hi_raw = est["interval_raw"]          # clamped to the ATE's range, not the widened one
+    est["ate"], est["interval"] = ht_clamped(est["ate_raw"], (hi_raw - lo_raw) / 2, bounds)
     release = dict(rel, n=n, outcome_bounds=bounds, assignment_probability=p, noise_sd=rel["noise_sds"][1])
     return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=release)
 
-# %% ../nbs/10d_dp_ht.ipynb #73404e71
+# %% ../nbs/10d_dp_ht.ipynb #232c644e
 def ht_interval(release:dict, # the `release` of `ht_release` or `ht_lin_release`
                 alpha:float, # 1 − level
                ) -> tuple:
     "The 1 − α interval of the released estimate, clamped to the range the declared outcome bounds allow."
     r = release
-    raw = ht_estimate(r["statistic"], r["n"], r["adjusted_bounds"], r["assignment_probability"], r["noise_sd"],
-                      alpha)["interval_raw"]
-    top = r["outcome_bounds"][1] - r["outcome_bounds"][0]
-    return tuple(float(np.clip(v, -top, top)) for v in raw)
+    e = ht_estimate(r["statistic"], r["n"], r["adjusted_bounds"], r["assignment_probability"], r["noise_sd"], alpha)
+    return ht_clamped(e["ate_raw"], (e["interval_raw"][1] - e["interval_raw"][0]) / 2, r["outcome_bounds"])[1]
 
 # %% ../nbs/10d_dp_ht.ipynb #5fa3513e
 class DPHorvitzThompson(ConstantEffect):
