@@ -522,7 +522,7 @@ def _demo_data(synthetic:bool, seed:int):
 def _cell(m):
     return f"{m.ate_:9.3f} [{m.conf_int_[0]:9.3f}, {m.conf_int_[1]:9.3f}]{'*' if m.clamped_ else ' '}"
 
-# %% ../nbs/13_cli.ipynb #54ffbf63
+# %% ../nbs/13_cli.ipynb #056cfc94
 def _demo_rows(X, T, Y, bounds, xb, clip, seed:int, out):
     "Print the demo's rows: for each ε, DPATE's default and the fold-design estimates; then the default's designs."
     from dp_causal_nb.ate import DPATE
@@ -535,8 +535,8 @@ def _demo_rows(X, T, Y, bounds, xb, clip, seed:int, out):
         label = "inf (NON-private)" if np.isinf(eps) else f"{eps:g}"
         print(f"{label:>17} | {_cell(ms):>39} | {_cell(mf):>41}", file=out)
         designs.append(f"{'inf' if np.isinf(eps) else f'{eps:g}'}: {ms.design_}")
-    print("the default's design by epsilon (public rule: cross-fitted, or split where only the split design's models "
-          "can adjust): " + ", ".join(designs), file=out)
+    print("the default's design by epsilon (public rule: cross-fitted, or split where the cross-fitted models would be "
+          "shrunk far more): " + ", ".join(designs), file=out)
 
 # %% ../nbs/13_cli.ipynb #86c128b6
 def what_n_buys(d:int, n:int, epsilons=(16.0, 4.0, 1.0), delta:float=1e-6) -> str:

@@ -63,17 +63,20 @@ def test_ate_text_and_mu(csv_path):
 
 
 def test_ate_split_design_names_no_gdp(csv_path):
-    """With --x-bounds the cross-fitted design runs (--design split the split design); their DP-ERM nuisances are
-    (ε, δ)-DP, so no μ and no GDP label is printed."""
+    """With --x-bounds the cross-fitted or the split design runs (design='auto': DPATE's public rule on n, d and the
+    budget); their DP-ERM nuisances are (ε, δ)-DP, so no μ and no GDP label is printed."""
+    from dp_causal_nb.ate import DPATE
+    from dp_causal_nb.mechanisms import gdp_mu
     args = base(csv_path) + ["--x-bounds", "-4,4", "--seed", "3"]
-    code, out, err = run(args + ["--mu", "0.5"])
+    code, out, err = run(args + ["--mu", "0.5", "--design", "crossfit"])
     assert code == 0, err
     assert "cross-fitted design" in out and "GDP" not in out and "(epsilon=1.993, delta=1e-05)-DP" in out
-    for design in ("auto", "split"):
+    rule = DPATE(x_bounds=(-4, 4))._score_design("aipw", "crossfit", 400, 2, (gdp_mu(1.0, 1e-6), 1.0, 1e-6))
+    for design in ("auto", "split", "crossfit"):
         code, out, err = run(args + ["--epsilon", "1", "--delta", "1e-6", "--json", "--design", design])
         assert code == 0, err
         r = json.loads(out)
-        assert r["design"] == {"auto": "crossfit"}.get(design, design) and r["mu"] is None
+        assert r["design"] == {"auto": rule}.get(design, design) and r["mu"] is None
         assert (r["epsilon"], r["delta"]) == (1.0, 1e-6)
     code, out, err = run(base(csv_path) + ["--mu", "0.5", "--seed", "3"])          # the fold design keeps its label
     assert code == 0 and "fold design" in out and "= 0.5-GDP" in out
@@ -325,7 +328,7 @@ def test_x_bounds_one_pair_or_one_per_column_in_both_jobs(csv_path, cate_files):
     args = base(csv_path) + ["--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"]
     one = run(args + ["--x-bounds", "-5,5"])
     per = run(args + ["--x-bounds", "-5,5;-5,5"])
-    assert one[0] == 0 and json.loads(one[1])["design"] == "crossfit" and one == per
+    assert one[0] == 0 and json.loads(one[1])["design"] in ("crossfit", "split") and one == per
     d, data, q, yb, R = cate_files
     cargs = cate_args(data, yb, "1")
     one = run(cargs + ["--query", q, "--seed", 0, "--json"])

@@ -190,7 +190,7 @@ class _EventModel:
     def set_params(self, **p): return self
     def fit(self, X, y, sample_weight=None):
         import time
-        try: type(self)._barrier.wait(timeout=5)          # both modules are inside their capture blocks
+        try: type(self)._barrier.wait(timeout=2)          # both modules are inside their capture blocks
         except Exception: pass
         if sample_weight is not None and sample_weight.sum() > 0 and np.max(np.abs(y)) > 0.5:
             time.sleep(0.3)                               # the other module exits its capture first
@@ -199,7 +199,7 @@ class _EventModel:
     def predict(self, X): return np.zeros(len(X))
 
 
-@pytest.mark.slow      # ~50 s: with the capture serialised, each of the 10 fits waits out the barrier's 5 s timeout
+@pytest.mark.slow      # ~25 s: with the capture serialised, each of the 10 fits waits out the barrier's 2 s timeout
 def test_module_warning_stays_captured_under_thread_backend():
     import threading
     from joblib import parallel_config
