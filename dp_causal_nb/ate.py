@@ -1849,7 +1849,7 @@ def _dpate_check_att(self, est, X, folds, cov, inputs:dict) -> dict:
     X, xb = self._covariates(X, True)
     return dict(X=X, x_bounds=xb, design=design, level=level, lam=inputs["nuisance_lam"])
 
-# %% ../nbs/11_dp_ate.ipynb #faf4d3a7
+# %% ../nbs/11_dp_ate.ipynb #bc092516
 @method_of(DPATE, "_att_plan")
 def _dpate_att_plan(self, n:int, d:int, design:str, budget:tuple, lam) -> tuple:
     """(design, ε_n, δ_n, μ_fin, shrink): the design that runs, each control model's budget, the final release's μ
@@ -1863,8 +1863,9 @@ def _dpate_att_plan(self, n:int, d:int, design:str, budget:tuple, lam) -> tuple:
         k = int(att_parts_sizes(n, design)[0])
         return k, nuisance_shrinkage(k, e * keep, n_features=d, delta=dd * keep, lam=lam, kind="ridge")
     if (self.design == "auto" and design == "crossfit" and private
-            and proxy("crossfit")[1] >= NUISANCE_SHRINKAGE_LIMIT):
-        design = "split"              # public rule: the split design's control model gets the whole budget
+            and proxy("crossfit")[1] >= DESIGN_SWITCH_SHRINKAGE):
+        design = "split"              # public rule (the score designs'): the split design's control model gets the
+                                      # whole budget, so it is shrunk less (it is refused below if it cannot adjust)
     eps_n, dlt_n, mu_fin = (eps, dlt, mu) if private else (np.inf, 0.0, np.inf)
     if design == "crossfit" and private:                     # Theorem 2c's stage shares
         eps_n, dlt_n = eps * CROSSFIT_NUISANCE_SHARE, dlt * CROSSFIT_NUISANCE_SHARE
