@@ -24,7 +24,7 @@ from .secure_noise import plan_gaussian, grid_release, noise_rng
 from .dim import arm_moments, dim_estimate, dim_release, dim_sensitivity
 from .lin import GRAM_SENSITIVITY, gram_coefficients, gram_statistics, unpack_gram
 from .lin import lin_estimate, lin_release
-from .ht import ht_lin_release, ht_release, prefers_ht
+from .ht import check_assignment_probability, ht_lin_release, ht_release, prefers_ht
 from .second_stage import clamp_to_feasible
 from .summary import Summary, summary_row
 from .features import StandardizeToBounds
@@ -1102,7 +1102,7 @@ def _dpate_covariates(self, X, clip_to_bounds:bool):
                          "would not be DP; declare the schema from public facts (or use epsilon=np.inf)")
     return (np.clip(cov.X, *cov.x_bounds) if clip_to_bounds else cov.X), cov.x_bounds   # as DP-ERM's feature map
 
-# %% ../nbs/11_dp_ate.ipynb #db9525a6
+# %% ../nbs/11_dp_ate.ipynb #d893eb4a
 ROUTES = ("dim", "lin", "ht", "att", "score")   # the kinds of release: `_check_<kind>` then `_release_<kind>`
 
 @method_of(DPATE, "_route")
@@ -1114,6 +1114,7 @@ def _dpate_route(self, X, folds, n:int) -> tuple:
     est = choose_estimator(self.estimator, self.randomized)
     if self.assignment_probability is not None and not self.randomized:
         raise ValueError("assignment_probability declares a randomised design: it requires randomized=True")
+    if self.assignment_probability is not None: check_assignment_probability(self.assignment_probability)  # any route
     auto = (est == "dim" and str(self.estimator).lower() == "auto" and self.estimand == "ate" and folds is None
             and self.design == "auto")
     budget, cov, lin = None, None, False

@@ -436,7 +436,7 @@ def read_job(args) -> JobData:
     X = _checked_covariates(X, xb, args)
     return JobData(Y, T, X, xb, covs, feats, bounds, schema)
 
-# %% ../nbs/13_cli.ipynb #2cc46823
+# %% ../nbs/13_cli.ipynb #f4f623af
 def run_ate(args) -> dict:
     "Run `dp-causal ate`; returns the release as a dict (public quantities only)."
     if args.epsilon is not None and args.delta is None:
@@ -456,6 +456,8 @@ def run_ate(args) -> dict:
             "private": bool(np.isfinite(m.epsilon_spent_)),
             "epsilon": m.epsilon_spent_, "delta": m.delta_spent_, "mu": m.mu_spent_,
             "outcome_bounds": list(job.outcome_bounds), "propensity_clip": args.propensity_clip,
+            "assignment_probability": args.assignment_probability,          # the declared P(T = 1), as typed
+            "covariate_slope": None if m.covariate_slope_ is None else [float(b) for b in m.covariate_slope_],
             "clamped": m.clamped_, "feasible_range": list(m.feasible_range_),
             "sigma1": m.noise_sd_ate_ if m.estimator_ == "dim" or m.estimand_ == "att" else m.sigma1_,   # noise SD
             "notes": [l[len("note: "):] for l in m.summary().splitlines() if l.startswith("note: ")],
@@ -475,7 +477,7 @@ def _release_notes(r:dict) -> str:
                       f"({100 * rv['rv_q_alpha']:.3g}% at α = {rv['alpha']:g})")
     return notes
 
-# %% ../nbs/13_cli.ipynb #c24f2a9d
+# %% ../nbs/13_cli.ipynb #9071bd97
 def format_release(r:dict) -> str:
     "The release as text: estimate, interval, noise SD, budget, and the estimator's notes (all public or noised)."
     private = not np.isinf(r["epsilon"])
@@ -485,10 +487,11 @@ def format_release(r:dict) -> str:
     design = r.get("design", "fold")
     att = r.get("estimand") == "att"
     parts = "(control model/final)" if att else "(propensity/outcome0/outcome1/final)"
-    lin = r["estimator"] == "lin"
-    how = {"fold": f"K={r['n_folds']} folds", "none": "one pooled slope" if lin else "no nuisance models",
+    slope = r["estimator"] == "lin" or r.get("covariate_slope") is not None   # 'ht' may adjust by one slope too
+    how = {"fold": f"K={r['n_folds']} folds", "none": "one pooled slope" if slope else "no nuisance models",
            "crossfit": "2 folds, each scored by the other's models"}.get(design) or (
         "split " + "/".join(map(str, r["split_sizes"])) + " " + parts)
+    if r["estimator"] == "ht": how += f", declared P(T = 1) = {r['assignment_probability']:g}"
     notes = _release_notes(r)
     kind_none = {"lin": "regression adjustment", "ht": "Horvitz-Thompson"}.get(r["estimator"], "difference in means")
     what = kind_none if design == "none" else (

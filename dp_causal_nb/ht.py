@@ -10,8 +10,8 @@ from scipy.special import ndtri   # the normal quantile, without importing scipy
 
 # %% auto #0
 __all__ = ['HT_WEIGHT', 'HT_MIN_PROBABILITY', 'HT_INPUTS', 'HT_MIN_TOLERANCE', 'ht_range', 'ht_statistics', 'ht_sensitivity',
-           'ht_draw', 'ht_clamped', 'ht_estimate', 'ht_release', 'ht_lin_draw', 'ht_lin_release', 'ht_interval',
-           'DPHorvitzThompson', 'ht_tolerance', 'prefers_ht']
+           'ht_draw', 'ht_clamped', 'ht_estimate', 'check_assignment_probability', 'ht_release', 'ht_lin_draw',
+           'ht_lin_release', 'ht_interval', 'DPHorvitzThompson', 'ht_tolerance', 'prefers_ht']
 
 # %% ../nbs/10d_dp_ht.ipynb #603e80cc
 from .core import (atomic_fit, check_binary_treatment, check_bounds, check_consistent_length,
@@ -92,17 +92,22 @@ def ht_estimate(v, # the released statistic ṽ (or the exact v)
     return dict(ate=ate, ate_raw=raw, stderr=se, noise_var=noise_var, interval=interval,
                 interval_raw=(raw - z * se, raw + z * se), n=n)
 
-# %% ../nbs/10d_dp_ht.ipynb #cfdc531c
+# %% ../nbs/10d_dp_ht.ipynb #33cf33bc
 HT_MIN_PROBABILITY = 1e-6   # a declared p closer to 0 or 1 is refused: R and the noise variance would overflow
 
-def _check_inputs(Y, T, outcome_bounds, p, level):
-    "Public checks and the input policy: bounds, p, level, arms; Y clipped to the declared bounds."
-    lo, hi = (float(b[0]) for b in check_bounds(outcome_bounds, "outcome_bounds", 1))
+def check_assignment_probability(p) -> float:
+    "A declared P(T = 1): a real in (0, 1), at least `HT_MIN_PROBABILITY` from either end (R stays finite)."
     if p is None: raise ValueError("assignment_probability must be declared: the public P(T = 1), in (0, 1)")
     p = check_scalar(p, "assignment_probability", low=0, high=1)
     if min(p, 1 - p) < HT_MIN_PROBABILITY:      # public: the scores' range R = h/min(p, 1 − p) must stay finite
         raise ValueError(f"assignment_probability must lie in [{HT_MIN_PROBABILITY:g}, 1 − {HT_MIN_PROBABILITY:g}], "
                          f"got {p!r}")
+    return p
+
+def _check_inputs(Y, T, outcome_bounds, p, level):
+    "Public checks and the input policy: bounds, p, level, arms; Y clipped to the declared bounds."
+    lo, hi = (float(b[0]) for b in check_bounds(outcome_bounds, "outcome_bounds", 1))
+    p = check_assignment_probability(p)
     level = check_scalar(level, "level", low=0, high=1)
     T = check_binary_treatment(T)
     Y = clean_cells(Y, "Y", (lo, hi), ndim=1)
@@ -184,7 +189,7 @@ def ht_lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_fe
     v, plan2 = ht_draw(adjusted_outcomes(Y, Z, beta, outcome_bounds, rb), T, rb, p, sigma2, rng)
     return dict(gram=gram, statistic=v, noise_sds=(plan1.sd, plan2.sd), adjusted_bounds=rb, coefficients=beta)
 
-# %% ../nbs/10d_dp_ht.ipynb #7c398995
+# %% ../nbs/10d_dp_ht.ipynb #88ab0a7d
 def ht_lin_release(Y, T, X, *, outcome_bounds, x_bounds, assignment_probability, epsilon, delta,
                    level:float=0.95, accountant=None, random_state=None, label:str="ht_lin_release",
                    mu:float|None=None) -> dict:
