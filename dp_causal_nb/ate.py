@@ -504,7 +504,8 @@ def _arm_centre(Yc, t, I, arm:int, *, eps, dlt, B, part, rng) -> float:
     v, plan = dim_release(Yc[I], t[I], (-B, B), sigma, noise_rng(_seed(rng), "outcome model centre"))
     am = arm_moments(v, int(I.sum()), (-B, B), plan.sd)
     mean, noise_var = am["mean"][arm], am["noise_var"][arm]
-    return float(mean * max(0.0, 1.0 - noise_var / mean ** 2)) if mean != 0 else 0.0   # post-processing
+    if mean == 0 or noise_var == 0: return float(mean) + 0.0     # ε = ∞: the exact mean, whatever ȳ² rounds to
+    return float(mean * max(0.0, 1.0 - noise_var / mean ** 2)) if mean * mean > 0 else 0.0   # post-processing
 
 # %% ../nbs/11_dp_ate.ipynb #3ec71e5c
 def _outcome_model(x, t, Yc, I, F, arm:int, *, eps, dlt, x_bounds, B, lam, part, rng):
