@@ -13,7 +13,7 @@ __all__ = ['HT_WEIGHT', 'HT_MIN_PROBABILITY', 'HT_INPUTS', 'HT_MIN_TOLERANCE', '
            'ht_draw', 'ht_clamped', 'ht_estimate', 'check_assignment_probability', 'ht_release', 'ht_lin_draw',
            'ht_lin_release', 'ht_interval', 'DPHorvitzThompson', 'ht_tolerance', 'prefers_ht']
 
-# %% ../nbs/10d_dp_ht.ipynb #603e80cc
+# %% ../nbs/10d_dp_ht.ipynb #d1ee0606
 from .core import (atomic_fit, check_binary_treatment, check_bounds, check_consistent_length,
                                check_epsilon_delta, check_scalar, clean_cells, is_private, release_guard, method_of)
 from .core import Budget, Range, check_public_inputs
@@ -21,7 +21,7 @@ from .accounting import resolve_accountant
 from .mechanisms import gdp_mu, gdp_sigma
 from .secure_noise import grid_release, noise_rng, plan_gaussian
 from .dim import ConstantEffect
-from .lin import _lin_charge
+from .lin import charge_release
 from .summary import Summary
 from .second_stage import clamp_to_feasible
 
@@ -115,7 +115,7 @@ def _check_inputs(Y, T, outcome_bounds, p, level):
     if n < 2: raise ValueError(f"the Horvitz–Thompson estimate needs at least 2 records, got {n}")
     return Y, T, (lo, hi), p, level, n
 
-# %% ../nbs/10d_dp_ht.ipynb #7a6491de
+# %% ../nbs/10d_dp_ht.ipynb #0d513331
 def ht_release(Y, T, *, outcome_bounds, assignment_probability, epsilon, delta, level:float=0.95, accountant=None,
                random_state=None, label:str="ht_release", mu:float|None=None) -> dict:
     """(ε, δ)-DP Horvitz–Thompson ATE of a trial with a declared assignment probability: two noisy sums.
@@ -157,17 +157,17 @@ def ht_release(Y, T, *, outcome_bounds, assignment_probability, epsilon, delta, 
         sigma = gdp_sigma(mu, ht_sensitivity(bounds, p)) if is_private(eps) else 0.0
         plan_gaussian(sigma, ht_sensitivity(bounds, p), 2)           # a grid too small: refused before the charge
         rng = noise_rng(random_state, "Horvitz-Thompson")           # a bad random_state fails here, likewise
-        spent = _lin_charge(accountant, eps, dlt, label, mu)
+        spent = charge_release(accountant, eps, dlt, label, mu)
         v, plan = ht_draw(Y, T, bounds, p, sigma, rng)
         est = ht_estimate(v, n, bounds, p, plan.sd, 1 - level)
     release = dict(statistic=v, noise_sd=plan.sd, n=n, outcome_bounds=bounds, adjusted_bounds=bounds,
                    assignment_probability=p)
     return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=release)
 
-# %% ../nbs/10d_dp_ht.ipynb #6f795ce0
+# %% ../nbs/10d_dp_ht.ipynb #0a16e0d2
 from .lin import (GRAM_SENSITIVITY, LIN_CAP, adjusted_outcomes, adjusted_range, capped_coefficients,
-                              gram_coefficients, gram_statistics, lin_features, _lin_sigmas)
-from .lin import _check_inputs as _lin_check_inputs
+                              gram_coefficients, gram_statistics, lin_features, lin_sigmas)
+from .lin import lin_inputs
 
 # %% ../nbs/10d_dp_ht.ipynb #fbcd34f7
 def ht_lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_features`)
@@ -189,7 +189,7 @@ def ht_lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_fe
     v, plan2 = ht_draw(adjusted_outcomes(Y, Z, beta, outcome_bounds, rb), T, rb, p, sigma2, rng)
     return dict(gram=gram, statistic=v, noise_sds=(plan1.sd, plan2.sd), adjusted_bounds=rb, coefficients=beta)
 
-# %% ../nbs/10d_dp_ht.ipynb #88ab0a7d
+# %% ../nbs/10d_dp_ht.ipynb #a8666c3b
 def ht_lin_release(Y, T, X, *, outcome_bounds, x_bounds, assignment_probability, epsilon, delta,
                    level:float=0.95, accountant=None, random_state=None, label:str="ht_lin_release",
                    mu:float|None=None) -> dict:
@@ -209,13 +209,13 @@ def ht_lin_release(Y, T, X, *, outcome_bounds, x_bounds, assignment_probability,
     True
     """
     with release_guard():    # no floating-point event raises, no data-dependent warning shows (notebook 00)
-        Y, T, X, bounds, xb, level, n = _lin_check_inputs(Y, T, X, outcome_bounds, x_bounds, level)
+        Y, T, X, bounds, xb, level, n = lin_inputs(Y, T, X, outcome_bounds, x_bounds, level)
         p = _check_inputs(Y, T, bounds, assignment_probability, level)[3]
         eps, dlt = check_epsilon_delta(epsilon, delta, n=n, require_delta=True)
         Z = lin_features(X, T, xb)
-        sigmas = _lin_sigmas(eps, dlt, bounds, Z.shape[1], mu)          # a grid too small: refused here
+        sigmas = lin_sigmas(eps, dlt, bounds, Z.shape[1], mu)          # a grid too small: refused here
         rng = noise_rng(random_state, "Horvitz-Thompson, adjusted")     # a bad random_state fails here, likewise
-        spent = _lin_charge(accountant, eps, dlt, label, mu)
+        spent = charge_release(accountant, eps, dlt, label, mu)
         rel = ht_lin_draw(Y, T, Z, bounds, p, sigmas, rng)
         est = ht_estimate(rel["statistic"], n, rel["adjusted_bounds"], p, rel["noise_sds"][1], 1 - level)
     lo_raw, hi_raw = est["interval_raw"]          # clamped to the ATE's range, not the widened one

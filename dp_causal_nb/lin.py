@@ -12,7 +12,8 @@ from scipy.special import stdtrit   # Student's t quantile, without importing sc
 # %% auto #0
 __all__ = ['GRAM_SENSITIVITY', 'GRAM_SHARE', 'LIN_CAP', 'LIN_INPUTS', 'lin_features', 'gram_statistics', 'unpack_gram',
            'gram_coefficients', 'capped_coefficients', 'adjusted_range', 'adjusted_outcomes', 'LinRelease',
-           'interval_dof', 'lin_estimate', 'lin_draw', 'lin_release', 'DPLinAdjustment']
+           'interval_dof', 'lin_estimate', 'lin_inputs', 'lin_draw', 'lin_sigmas', 'charge_release', 'lin_release',
+           'DPLinAdjustment']
 
 # %% ../nbs/10c_dp_lin.ipynb #aeaf39db
 from .core import (atomic_fit, check_array, check_binary_treatment, check_bounds, check_consistent_length,
@@ -140,9 +141,10 @@ def lin_estimate(rel:LinRelease, level:float=0.95) -> dict:
     return dict(ate=float(c.value), stderr=se, interval=(float(c.lower), float(c.upper)), noise_var=noise_var,
                 n=rel.n, ate_raw=raw, interval_raw=(raw - t * se, raw + t * se), dof=dof)
 
-# %% ../nbs/10c_dp_lin.ipynb #6df43db0
-def _check_inputs(Y, T, X, outcome_bounds, x_bounds, level):
-    "Public checks and the input policy: bounds, level, arms; Y and X clipped to their declared bounds."
+# %% ../nbs/10c_dp_lin.ipynb #5fa27c65
+def lin_inputs(Y, T, X, outcome_bounds, x_bounds, level):
+    """Public checks and the input policy of a covariate-adjusted trial release (here and notebook 10d): bounds,
+    level, arms; Y and X clipped to their declared bounds. Returns (Y, T, X, (lo, hi), x_bounds, level, n)."""
     lo, hi = (float(b[0]) for b in check_bounds(outcome_bounds, "outcome_bounds", 1))
     level = check_scalar(level, "level", low=0, high=1)
     T = check_binary_treatment(T)
@@ -175,8 +177,8 @@ def lin_draw(Y, T, Z, # outcomes (within the bounds), arms, features (`lin_featu
     sums, plan2 = dim_release(adjusted_outcomes(Y, Z, beta, outcome_bounds, rb), T, rb, sigma2, rng)
     return LinRelease(gram, sums, len(Y), tuple(outcome_bounds), rb, (plan1.sd, plan2.sd), cap)
 
-# %% ../nbs/10c_dp_lin.ipynb #8ad88fd1
-def _lin_sigmas(eps, dlt, bounds, p:int, mu:float|None=None) -> tuple:
+# %% ../nbs/10c_dp_lin.ipynb #c6b1c788
+def lin_sigmas(eps, dlt, bounds, p:int, mu:float|None=None) -> tuple:
     """σ of the two releases (Gram vector; adjusted sums, per b − a) from the budget's μ (`mu`, else gdp_mu(ε, δ));
     a grid too small is refused."""
     mu = (gdp_mu(eps, dlt) if mu is None else mu) if is_private(eps) else np.inf
@@ -186,14 +188,15 @@ def _lin_sigmas(eps, dlt, bounds, p:int, mu:float|None=None) -> tuple:
     plan_gaussian(sigmas[1], bounds[1] - bounds[0], 5)                   # here, before the charge (σ/Δ as drawn)
     return sigmas
 
-# %% ../nbs/10c_dp_lin.ipynb #d48aa296
-def _lin_charge(accountant, eps, dlt, label:str, mu:float|None=None) -> tuple:
-    """Check and charge the budget before any noise (`charge_gaussian`): (ε, δ), or μ to a GDP accountant (`mu`, else
-    gdp_mu(ε, δ)); at ε = ∞ (∞, 0) labelled not private. Returns what was spent as (ε, δ)."""
+# %% ../nbs/10c_dp_lin.ipynb #87cbdbbe
+def charge_release(accountant, eps, dlt, label:str, mu:float|None=None) -> tuple:
+    """Check and charge a trial release's budget before any noise (`charge_gaussian`; here and notebook 10d): (ε, δ),
+    or μ to a GDP accountant (`mu`, else gdp_mu(ε, δ)); at ε = ∞ (∞, 0) labelled not private. Returns what was spent
+    as (ε, δ)."""
     m = (gdp_mu(eps, dlt) if mu is None else mu) if is_private(eps) else np.inf
     return charge_gaussian(accountant, eps, dlt, label=label, mu=m, check=True, mark_not_private=True)[1]
 
-# %% ../nbs/10c_dp_lin.ipynb #c10c46d9
+# %% ../nbs/10c_dp_lin.ipynb #8d1252d8
 def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:float=0.95, accountant=None,
                 random_state=None, label:str="lin_release", mu:float|None=None) -> dict:
     """(ε, δ)-DP regression-adjusted ATE of a randomised trial: one pooled slope, then the adjusted difference in means.
@@ -229,12 +232,12 @@ def lin_release(Y, T, X, *, outcome_bounds, x_bounds, epsilon, delta, level:floa
     0.54
     """
     with release_guard():    # no floating-point event raises, no data-dependent warning shows (notebook 00)
-        Y, T, X, bounds, xb, level, n = _check_inputs(Y, T, X, outcome_bounds, x_bounds, level)
+        Y, T, X, bounds, xb, level, n = lin_inputs(Y, T, X, outcome_bounds, x_bounds, level)
         eps, dlt = check_epsilon_delta(epsilon, delta, n=n, require_delta=True)
         Z = lin_features(X, T, xb)
-        sigmas = _lin_sigmas(eps, dlt, bounds, Z.shape[1], mu)
+        sigmas = lin_sigmas(eps, dlt, bounds, Z.shape[1], mu)
         rng = noise_rng(random_state, "regression adjustment")   # a bad random_state fails here, before the charge
-        spent = _lin_charge(accountant, eps, dlt, label, mu)
+        spent = charge_release(accountant, eps, dlt, label, mu)
         rel = lin_draw(Y, T, Z, bounds, sigmas, rng)
         est = lin_estimate(rel, level)
     return dict(**est, level=level, epsilon_spent=spent[0], delta_spent=spent[1], release=rel)

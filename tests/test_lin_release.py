@@ -295,7 +295,7 @@ def test_noise_calibrated_to_the_callers_mu():
     from dp_causal_nb.ate import DPATE
     from dp_causal_nb.mechanisms import gdp_epsilon, gdp_sigma
     mu, dlt = 0.7, 1e-6
-    sig = lin_mod._lin_sigmas(gdp_epsilon(mu, dlt), dlt, OB, 5, mu=mu)
+    sig = lin_mod.lin_sigmas(gdp_epsilon(mu, dlt), dlt, OB, 5, mu=mu)
     assert sig == (gdp_sigma(mu * np.sqrt(lin_mod.GRAM_SHARE), GRAM_SENSITIVITY),
                    gdp_sigma(mu * np.sqrt(1 - lin_mod.GRAM_SHARE), OB[1] - OB[0]))
     Y, T, X = _data(400)
