@@ -7,10 +7,11 @@ from __future__ import annotations
 import contextlib, math, numbers, warnings
 from dataclasses import dataclass, fields
 import numpy as np
-from scipy.special import ndtri  # standard normal quantile (lighter to import than scipy.stats)
+from scipy.special import expit, ndtri  # ndtri: the normal quantile (lighter to import than scipy.stats)
 from joblib import Parallel, delayed
 from tqdm.auto import tqdm
-from .core import (EstimatorBase, MAX_BOUND, check_scalar, check_epsilon_delta, check_random_state,
+from .core import (EstimatorBase, ClassifierMixin, RegressorMixin, clone, MAX_BOUND, check_scalar,
+                               check_epsilon_delta, check_random_state,
                                spawn_generators,
                                atomic_fit,
                                quiet_data_warnings, check_array,
@@ -43,14 +44,15 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'GRAM_RIDGE_SCALE', 'NUISANCE_SHRINKAGE_
            'CROSSFIT_NUISANCE_SHARE', 'TREATED_COUNT_SHARE', 'RARE_ARM_Z', 'DESIGNS', 'LIN_MIN_SCALE',
            'LIN_MIN_RESIDUAL_DOF', 'DPATE_INPUTS', 'ROUTES', 'ATT_MODEL_SHARE', 'FoldFallbackWarning',
            'default_n_folds', 'sensitivity_constant', 'ate_sensitivity', 'stderr_sensitivity', 'make_folds',
-           'fold_ensemble', 'ate_scores', 'CrossFitResult', 'cross_fit_ate', 'private_interval', 'feasible_ate_range',
-           'clamp_to_range', 'default_split', 'split_sizes', 'make_split', 'split_sensitivity', 'split_nuisance_lam',
-           'gram_lam', 'nuisance_shrinkage', 'budget_share', 'arm_features', 'arm_gram', 'centred_coefficients',
-           'clip_levels', 'score_histogram', 'choose_clip_level', 'clip_bias_estimate', 'clip_second_moment_bound',
-           'histogram_interval', 'crossfit_sizes', 'crossfit_parts', 'RareArmError', 'minority_share',
-           'treated_count_sd', 'minority_share_release', 'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE',
-           'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores', 'FinalRelease', 'final_release', 'final_interval',
-           'att_estimate', 'att_parts_sizes', 'att_parts', 'MetaAnalysis', 'meta_analysis']
+           'fold_ensemble', 'ate_scores', 'CrossFitResult', 'LeastSquares', 'PenalisedLogistic', 'cross_fit_ate',
+           'private_interval', 'feasible_ate_range', 'clamp_to_range', 'default_split', 'split_sizes', 'make_split',
+           'split_sensitivity', 'split_nuisance_lam', 'gram_lam', 'nuisance_shrinkage', 'budget_share', 'arm_features',
+           'arm_gram', 'centred_coefficients', 'clip_levels', 'score_histogram', 'choose_clip_level',
+           'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
+           'RareArmError', 'minority_share', 'treated_count_sd', 'minority_share_release', 'prefers_lin',
+           'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores',
+           'FinalRelease', 'final_release', 'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts',
+           'MetaAnalysis', 'meta_analysis']
 
 # %% ../nbs/11_dp_ate.ipynb #854eb25f
 from .core import clean_cells, release_guard, method_of, PrivacyLeakWarning   # 00_core
@@ -139,10 +141,9 @@ def _fit_or_fallback(fit_predict, fallback_value, lo, hi, fill, n):
     except Exception:   # any failure of a user's model is a function of its fold: treated like an empty arm
         return _bounded(np.full(n, fallback_value), lo, hi, fill, n), True
 
-# %% ../nbs/11_dp_ate.ipynb #80a576ed
+# %% ../nbs/11_dp_ate.ipynb #42b4ff55
 def _fit_fold(X, T, Yc, idx, need_pi, need_mu, pmodel, omodel, B, c):
     "Fit model set k on fold idx only; return its clipped predictions on all rows and whether a fallback was used."
-    from sklearn.base import clone            # the fold design's user models: scikit-learn, imported when used
     Xk, Tk, Yk = X[idx], T[idx], Yc[idx]
     out, fallback = {}, False
     if need_pi:
@@ -241,12 +242,80 @@ class CrossFitResult:
     def __repr__(self): return (f"CrossFitResult(ate={self.ate:.6g}, stderr={self.stderr:.6g}, n={len(self.scores)}, "
                                 f"K={self.n_folds}; NOT private, holds per-record scores)")
 
-# %% ../nbs/11_dp_ate.ipynb #74bd3c87
+# %% ../nbs/11_dp_ate.ipynb #0ac77a1c
+class LeastSquares(RegressorMixin, EstimatorBase):
+    "Least squares with an intercept (scikit-learn's `LinearRegression()` objective): the fold design's outcome model."
+    def fit(self, X, y):
+        X, y = check_array(X, "X", ndim=2), check_array(y, "y", ndim=1)
+        xm, ym = X.mean(0), y.mean()
+        self.coef_ = np.linalg.lstsq(X - xm, y - ym, rcond=None)[0]      # minimum norm when X is rank deficient
+        self.intercept_ = float(ym - xm @ self.coef_)
+        return self
+
+    def predict(self, X): return check_array(X, "X", ndim=2) @ self.coef_ + self.intercept_
+
+# %% ../nbs/11_dp_ate.ipynb #4562d77e
+def _newton_direction(H, g):
+    try: return np.linalg.solve(H, g)
+    except np.linalg.LinAlgError: return np.linalg.lstsq(H, g, rcond=None)[0]   # saturated probabilities
+
+
+def _penalised_logistic(A, y, pen, tol:float, max_iter:int):
+    "Minimise mean log-loss of A @ w + ½ wᵀ diag(pen) w by Newton's method; return w and whether it converged."
+    n = len(y)
+    def loss(w):
+        s = A @ w
+        return np.mean(np.logaddexp(0.0, s) - y * s) + 0.5 * w @ (pen * w)
+    w = np.zeros(A.shape[1])
+    f = loss(w)
+    for _ in range(max_iter):
+        p = expit(A @ w)
+        g = A.T @ (p - y) / n + pen * w
+        if np.max(np.abs(g)) <= tol: return w, True
+        v = _newton_direction((A * (p * (1 - p))[:, None]).T @ A / n + np.diag(pen), g)
+        t, dec = 1.0, float(g @ v)
+        while (f2 := loss(w - t * v)) > f - 1e-4 * t * dec:   # Armijo backtracking
+            t /= 2
+            if t < 1e-10: return w, True           # no decrease left in floating point: the minimum to rounding
+        w, f = w - t * v, f2
+    return w, False
+
+# %% ../nbs/11_dp_ate.ipynb #6e1a2da3
+class PenalisedLogistic(ClassifierMixin, EstimatorBase):
+    """L2-penalised logistic regression, intercept not penalised (scikit-learn's `LogisticRegression(C=C)` objective),
+    solved by Newton's method to a gradient of `tol`: the fold design's propensity model."""
+    def __init__(self, C:float=1.0, tol:float=1e-10, max_iter:int=100):
+        self.C, self.tol, self.max_iter = C, tol, max_iter
+
+    def fit(self, X, y):
+        X, y = check_array(X, "X", ndim=2), np.asarray(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2: raise ValueError(f"needs two classes, got {len(self.classes_)}")
+        n, d = X.shape
+        pen = np.r_[np.full(d, 1 / (check_scalar(self.C, "C", low=0) * n)), 0.0]
+        w, ok = _penalised_logistic(np.c_[X, np.ones(n)], (y == self.classes_[1]).astype(float), pen, self.tol,
+                                    self.max_iter)
+        if not ok: warnings.warn(f"PenalisedLogistic: no convergence in {self.max_iter} Newton steps", RuntimeWarning)
+        self.coef_, self.intercept_ = w[None, :d], w[d:]
+        return self
+
+# %% ../nbs/11_dp_ate.ipynb #6aa76895
+@method_of(PenalisedLogistic, "decision_function")
+def _penalised_logistic_decision(self, X): return check_array(X, "X", ndim=2) @ self.coef_[0] + self.intercept_[0]
+
+@method_of(PenalisedLogistic, "predict_proba")
+def _penalised_logistic_proba(self, X):
+    p = expit(self.decision_function(X))
+    return np.c_[1 - p, p]
+
+@method_of(PenalisedLogistic, "predict")
+def _penalised_logistic_predict(self, X): return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+# %% ../nbs/11_dp_ate.ipynb #d7603967
 def _models(propensity_model, outcome_model):
-    from sklearn.linear_model import LinearRegression, LogisticRegression   # the defaults, imported when used
-    pm = _check_model(LogisticRegression(solver="newton-cholesky") if propensity_model is None else propensity_model,
-                      "propensity_model")
-    return pm, _check_model(LinearRegression() if outcome_model is None else outcome_model, "outcome_model")
+    "The fold design's models: the user's, or the numpy defaults (no scikit-learn import)."
+    pm = _check_model(PenalisedLogistic() if propensity_model is None else propensity_model, "propensity_model")
+    return pm, _check_model(LeastSquares() if outcome_model is None else outcome_model, "outcome_model")
 
 # %% ../nbs/11_dp_ate.ipynb #9aa74511
 def _check_folds(folds, n:int, K:int, random_state) -> np.ndarray:
@@ -888,8 +957,8 @@ class DPATE(EstimatorBase):
         releases first release the treated count at ``TREATED_COUNT_SHARE`` of the budget and stop with
         ``RareArmError`` (that share charged) when the smaller arm's released share lies below c (Theorem 2e).
     propensity_model, outcome_model : scikit-learn estimators, optional
-        Fold design only (cloned per fold; per arm for the outcome). None:
-        ``LogisticRegression(solver='newton-cholesky')`` and ``LinearRegression()``.
+        Fold design only (cloned per fold; per arm for the outcome). None: ``PenalisedLogistic()`` and
+        ``LeastSquares()``, scikit-learn's ``LogisticRegression()`` and ``LinearRegression()`` objectives in numpy.
     split : 4 shares, optional
         Split design only: public shares of the (propensity, outcome0, outcome1, final) parts; None: ``default_split``.
     nuisance_lam : float, optional

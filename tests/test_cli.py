@@ -538,6 +538,19 @@ def test_cate_job_imports_no_scikit_learn(cate_files):
     assert "CATE" in out.stdout and imported == "[]", out.stdout[-500:] + out.stderr[-2000:]
 
 
+def test_fold_ate_job_imports_no_scikit_learn(csv_path):
+    """An `ate` job with the fold design and its default nuisance models (numpy: `PenalisedLogistic`, `LeastSquares`)
+    imports neither scikit-learn nor scipy.stats nor pandas."""
+    args = [str(a) for a in base(csv_path)] + ["--mu", "1", "--folds", "5", "--seed", "0"]
+    code = ("import sys, runpy; sys.argv = ['dp-causal'] + sys.argv[1:]\n"
+            "try: runpy.run_module('dp_causal_nb.cli', run_name='__main__')\n"
+            "except SystemExit as e: assert not e.code, e.code\n"
+            "print(sorted(m for m in ('sklearn', 'scipy.stats', 'pandas') if m in sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, check=True)
+    imported = out.stderr.strip().splitlines()[-1]
+    assert "fold design" in out.stdout and imported == "[]", out.stdout[-500:] + out.stderr[-2000:]
+
+
 def test_clamped_ate_release_prints_no_sensitivity_analysis(tmp_path):
     "A release clamped to the feasible range (noise-dominated) has no E-value: `sensitivity` is null in --json."
     p = tmp_path / "d.csv"

@@ -8,8 +8,8 @@ Not collected by pytest (a timing depends on the machine and its load). Run:
 `--tree` measures another checkout of the library (its root is put first on PYTHONPATH); the default is the checkout
 this script lives in. The markdown table is written to `--out` (notebook 13 shows the stored one) and printed.
 The small jobs: 500 synthetic records, two covariates; `ate` with the default design without covariate bounds (the fold
-ensemble, whose default models load scikit-learn) and with them (DP nuisance models, no scikit-learn), and `cate` at
-six public query points.
+ensemble with its numpy default models) and with them (DP nuisance models), and `cate` at six public query points;
+none of them imports scikit-learn.
 """
 import argparse, os, pathlib, platform, statistics, subprocess, sys, tempfile, time
 import numpy as np
