@@ -528,26 +528,24 @@ def test_cate_job_imports_no_scikit_learn(cate_files):
     """A `cate` job with query points (fit, release, intervals) imports neither scikit-learn nor scipy.stats (each takes
     about a second to import): DPCATE and the DP-ERM models use core.EstimatorBase, the interval quantile is ndtri."""
     d, data, q, yb, R = cate_files
-    args = [str(a) for a in cate_args(data, yb, "1")] + ["--query", str(q), "--seed", "0"]
+    out, imported = _heavy_imports([str(a) for a in cate_args(data, yb, "1")] + ["--query", str(q), "--seed", "0"])
+    assert "CATE" in out.stdout and imported == "[]", out.stdout[-500:] + out.stderr[-2000:]
+
+
+def _heavy_imports(args):
+    "(completed process, the heavy modules a fresh `dp-causal ARGS` process imported, as printed)."
     code = ("import sys, runpy; sys.argv = ['dp-causal'] + sys.argv[1:]\n"
             "try: runpy.run_module('dp_causal_nb.cli', run_name='__main__')\n"
             "except SystemExit as e: assert not e.code, e.code\n"
             "print(sorted(m for m in ('sklearn', 'scipy.stats', 'pandas') if m in sys.modules), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, check=True)
-    imported = out.stderr.strip().splitlines()[-1]
-    assert "CATE" in out.stdout and imported == "[]", out.stdout[-500:] + out.stderr[-2000:]
+    return out, out.stderr.strip().splitlines()[-1]
 
 
 def test_fold_ate_job_imports_no_scikit_learn(csv_path):
     """An `ate` job with the fold design and its default nuisance models (numpy: `PenalisedLogistic`, `LeastSquares`)
     imports neither scikit-learn nor scipy.stats nor pandas."""
-    args = [str(a) for a in base(csv_path)] + ["--mu", "1", "--folds", "5", "--seed", "0"]
-    code = ("import sys, runpy; sys.argv = ['dp-causal'] + sys.argv[1:]\n"
-            "try: runpy.run_module('dp_causal_nb.cli', run_name='__main__')\n"
-            "except SystemExit as e: assert not e.code, e.code\n"
-            "print(sorted(m for m in ('sklearn', 'scipy.stats', 'pandas') if m in sys.modules), file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, check=True)
-    imported = out.stderr.strip().splitlines()[-1]
+    out, imported = _heavy_imports([str(a) for a in base(csv_path)] + ["--mu", "1", "--folds", "5", "--seed", "0"])
     assert "fold design" in out.stdout and imported == "[]", out.stdout[-500:] + out.stderr[-2000:]
 
 
