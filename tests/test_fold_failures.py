@@ -92,6 +92,7 @@ def test_cli_fold_job_neighbours_alike(tmp_path):
 
 
 # --- a user's model that fails on some rows: the failure stays on those rows -----------------------------------------
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 def test_user_model_predict_failure_is_row_local():
     "A tree refusing record 0's covariate (beyond float32) moves no other row's predictions of the other folds' models."
     pytest.importorskip("sklearn")
@@ -130,6 +131,7 @@ def test_user_model_failing_everywhere_falls_back_everywhere():
         assert np.array_equal(out[f"m{a}"], np.full(30, Y[idx].mean()))
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 def test_dpate_fold_release_with_a_failing_user_model():
     "The release runs and charges alike on both neighbours (the values differ by the noise and the row-local change)."
     pytest.importorskip("sklearn")
@@ -140,3 +142,24 @@ def test_dpate_fold_release_with_a_failing_user_model():
     fits = [DPATE(design="fold", mu=1.0, outcome_bounds=(-1, 1), outcome_model=DecisionTreeRegressor(max_depth=2),
                   random_state=0).fit(Y, T, X=Z) for Z in (X, X1)]
     assert sorted(vars(fits[0])) == sorted(vars(fits[1])) and fits[0].mu_spent_ == fits[1].mu_spent_
+
+
+# --- the replay of tests/test_neighbour_replay.py for the fold design without x_bounds, finite covariate extremes -----
+@pytest.mark.parametrize("mode", ["default", pytest.param("seterr_raise", marks=pytest.mark.slow),
+                                  pytest.param("warnings_error", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", ["api", "cli"])
+def test_fold_without_bounds_finite_covariate_extremes_replay_alike(name, mode, tmp_path):
+    "Covariate domain without x_bounds: the finite reals, so every finite extreme is a valid neighbour."
+    from _registry import CASES, CLI_ROOT, KW, OUTCOME_BOUNDS, Case, _fit_ate, _records as records
+    from test_neighbour_replay import observe
+    CLI_ROOT["path"] = tmp_path
+    case = (Case("api", lambda acc, yb: DPATE(design="fold", outcome_bounds=yb, out_of_bounds="clip", accountant=acc,
+                                              **KW), _fit_ate) if name == "api"
+            else CASES["cli ate fold, no covariate bounds"])
+    Y, T, X = records()
+    ref = observe(case, OUTCOME_BOUNDS[0], Y, T, X, mode)
+    assert ref["exception"] is None
+    for v in (1e300, -1e300, HUGE, 1e-320, 5e-324, -0.0, 1e154):
+        X1 = X.copy()
+        X1[0, 0] = v
+        assert observe(case, OUTCOME_BOUNDS[0], Y, T, X1, mode) == ref, v
