@@ -264,7 +264,7 @@ def objective_perturbation_params(epsilon:float, delta:float=0.0, *, n:int, lam:
         eps1 = epsilon / 2
     return ObjectivePerturbation(Delta, eps1, 2 * np.log1p(cc / (n * (lam + Delta))), NoiseSpec("gamma", G / eps1))
 
-# %% ../nbs/04_dp_erm.ipynb #39f24889
+# %% ../nbs/04_dp_erm.ipynb #ebb21d7f
 OBJECTIVE_FP_SHARE = 1 / 1024  # share of ε and δ that pays for computing objective perturbation in floating point
 
 class ObjectivePlan(NamedTuple):
@@ -274,6 +274,7 @@ class ObjectivePlan(NamedTuple):
     tol: float                      # τ, the solver's public gradient tolerance
     gap: float                      # e ≥ ‖computed minimiser − exact minimiser‖₂
     grid: GridPlan                  # the grid Gaussian that covers the gap (sensitivity 2e at (ε₂, δ₂))
+    offset: float = 0.0             # the public logistic offset τ was derived for (the release solves with it)
 
 # %% ../nbs/04_dp_erm.ipynb #5d2bb4cd
 def _gap_epsilon(epsilon:float, delta2:float, d:int) -> float:
@@ -287,7 +288,7 @@ def _gap_epsilon(epsilon:float, delta2:float, d:int) -> float:
                          "release needs more than half of epsilon; use fewer features or output perturbation")
     return float(optimize.brentq(need, e2, epsilon / 2, xtol=1e-12 * epsilon))
 
-# %% ../nbs/04_dp_erm.ipynb #05ad7205
+# %% ../nbs/04_dp_erm.ipynb #463bd0b8
 def objective_plan(epsilon:float, delta:float, *, n:int, d:int, lam:float,
                    calibrate, # (ε₁, δ₁) ↦ ObjectivePerturbation (Theorem 2, or DP-2ERM's theorem in notebook 15)
                    norm_bound:float=1.0, weight_bound:float=1.0, offset:float=0.0) -> ObjectivePlan:
@@ -310,7 +311,7 @@ def objective_plan(epsilon:float, delta:float, *, n:int, d:int, lam:float,
                                 linear_norm=b_cap / n, tol=0.0, offset=offset).tol
     gap = 1.125 * tol / lam_t + (np.sqrt(d) * sigma * FINE_ERROR + 2.0 ** -51 * b_cap) / (n * lam_t)
     grid = plan_gaussian(_gaussian_sigma(eps2, s * delta, 2 * gap), 2 * gap, d)
-    return ObjectivePlan(op, lam_t, b_cap, tol, gap, grid)
+    return ObjectivePlan(op, lam_t, b_cap, tol, gap, grid, check_offset(offset))
 
 # %% ../nbs/04_dp_erm.ipynb #1333af2b
 def objective_noise(plan:ObjectivePlan, d:int, rng:np.random.Generator) -> np.ndarray:
@@ -319,19 +320,19 @@ def objective_noise(plan:ObjectivePlan, d:int, rng:np.random.Generator) -> np.nd
         b = plan.params.noise.scale * fine_gaussian(d, rng)
         if np.linalg.norm(b) <= plan.b_cap: return b
 
-# %% ../nbs/04_dp_erm.ipynb #b31de308
+# %% ../nbs/04_dp_erm.ipynb #2788abe8
 def objective_release(Phi:np.ndarray, # (n, d) features with ‖φᵢ‖ ≤ norm_bound
                       y:np.ndarray, # labels in {0, 1}
                       w:np.ndarray|None, # sample weights in [0, weight_bound] (None: all 1)
                       plan:ObjectivePlan, # from `objective_plan`
                       rng:np.random.Generator, # a secret stream (noise_rng), never stored
-                      *, norm_bound:float=1.0, weight_bound:float=1.0,
-                      offset:float=0.0) -> np.ndarray: # the public offset the plan was made for
-    "The (ε, δ)-DP release of Theorem 3: noisy objective, certified solve, the gap covered by a grid release."
+                      *, norm_bound:float=1.0, weight_bound:float=1.0) -> np.ndarray:
+    """The (ε, δ)-DP release of Theorem 3: noisy objective, certified solve (with the plan's offset), the gap covered
+    by a grid release."""
     n, d = Phi.shape
     b = objective_noise(plan, d, rng)
     theta = solve_logistic(Phi, y, plan.lam, w, linear=b / n, tol=plan.tol, norm_bound=norm_bound,
-                           weight_bound=weight_bound, offset=offset)[0]
+                           weight_bound=weight_bound, offset=plan.offset)[0]
     return grid_release(theta, plan.grid, rng)
 
 # %% ../nbs/04_dp_erm.ipynb #de2780f6
@@ -605,7 +606,7 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
         self.accountant, self.label, self.random_state, self.tol = accountant, label, random_state, tol
         self.allow_inferred_bounds, self.offset = allow_inferred_bounds, offset
 
-# %% ../nbs/04_dp_erm.ipynb #3f0bf647
+# %% ../nbs/04_dp_erm.ipynb #7f134c92
 @method_of(DPLogisticRegression, "_fit")
 def _dplogisticregression_fit(self, X, y, sample_weight=None):
     if self.method not in ("auto", "objective", "output"):
@@ -629,7 +630,7 @@ def _dplogisticregression_fit(self, X, y, sample_weight=None):
         # raises BudgetError before any noise
         spent, acc = self._spend(eps, dlt, "objective perturbation", inferred)
         coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"),
-                                 norm_bound=R, weight_bound=wb, offset=o)
+                                 norm_bound=R, weight_bound=wb)
     return self._set_fitted(coef_=coef, _offset=o, classes_=np.array([0, 1]), feature_map_=fm,
                             n_features_in_=self._width(X), sensitivity_=sens, noise_=noise, lam_effective_=lam_eff,
                             epsilon_spent_=spent[0], delta_spent_=spent[1], charged_to_=acc, bounds_inferred_=inferred)
