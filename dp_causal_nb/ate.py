@@ -845,7 +845,7 @@ class ATEFit:
         "The fields as {attribute name: value} (no copies)."
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-# %% ../nbs/11_dp_ate.ipynb #07f7288c
+# %% ../nbs/11_dp_ate.ipynb #fec0c82f
 class DPATE(EstimatorBase):
     """Differentially private average treatment effect (G-formula, IPW or AIPW) with a private confidence interval.
 
@@ -899,7 +899,9 @@ class DPATE(EstimatorBase):
     propensity_clip : float in (0, 0.5), default 0.1
         c: every propensity estimate is clipped to [c, 1 − c] (public; B_π = 1/c). The split and cross-fitted AIPW/IPW
         releases first release the treated count at ``TREATED_COUNT_SHARE`` of the budget and stop with
-        ``RareArmError`` (that share charged) when the smaller arm's released share lies below c (Theorem 2e).
+        ``RareArmError`` (that share charged) when the smaller arm's released share lies below c (Theorem 2e);
+        otherwise their private propensity models are centred at the released treated share (a logistic offset:
+        the logit of that share clipped to [c, 1 − c]; post-processing).
     propensity_model, outcome_model : scikit-learn estimators, optional
         Fold design only (cloned per fold; per arm for the outcome). None:
         ``LogisticRegression(solver='newton-cholesky')`` and ``LinearRegression()``.
