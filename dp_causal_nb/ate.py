@@ -740,11 +740,11 @@ def treated_count_sd(epsilon:float, delta:float) -> float:
     e_s, d_s = budget_share(epsilon, delta, TREATED_COUNT_SHARE)[:2]
     return float(plan_gaussian(gaussian_sigma(e_s, d_s, 1.0), 1.0, 1).sd)
 
-# %% ../nbs/11_dp_ate.ipynb #a97e0156
+# %% ../nbs/11_dp_ate.ipynb #c91af17e
 def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> tuple:
     """Theorem 2e: the treated count ñ₁ of `t` released at `budget` = (ε_s, δ_s) (None: exact, non-private), charged
-    to `acc` before the draw; returns (q̂, ñ₁/n), or raises RareArmError when q̂ + RARE_ARM_Z·sd/n < c. `rng`: a secret
-    stream."""
+    to `acc` before the draw; returns (q̂, ñ₁/n, sd/n) with sd the count's public noise sd, or raises RareArmError when
+    q̂ + RARE_ARM_Z·sd/n < c. `rng`: a secret stream."""
     n = len(t)
     count, sd = float(np.sum(t)), 0.0
     if budget is not None:
@@ -761,12 +761,15 @@ def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> tuple:
             "the confounding its interval does not cover. Estimate the effect on the treated (estimand='att'), or "
             f"refit with propensity_clip below the share (e.g. {max(q / 2, 1 / n):.2g}; a choice made from this "
             "released share is post-processing) and expect a wider interval", q)
-    return q, count / n
+    return q, count / n, sd / n
 
-# %% ../nbs/11_dp_ate.ipynb #cec91c26
-def propensity_offset(treated_share:float, c:float) -> float:
-    "The public offset logit(q̃₁) of the propensity models: q̃₁ = the released treated share clipped to [c, 1 − c]."
-    q = min(max(float(treated_share), c), 1 - c)
+# %% ../nbs/11_dp_ate.ipynb #2ed5a5c9
+def propensity_offset(treated_share:float, c:float, noise_sd:float=0.0) -> float:
+    """The public offset logit(q̃₁) of the propensity models: q̃₁ = the released treated share, shrunk toward ½ by
+    (1 − noise_sd²/(share − ½)²)₊ (noise_sd: the share's public noise sd; 0 at ε = ∞), clipped to [c, 1 − c]."""
+    d = float(treated_share) - 0.5
+    if noise_sd > 0: d = d * max(0.0, 1.0 - noise_sd ** 2 / d ** 2) if d != 0 else 0.0
+    q = min(max(0.5 + d, c), 1 - c)
     return float(np.clip(np.log(q) - np.log1p(-q), -OFFSET_CAP, OFFSET_CAP))
 
 # %% ../nbs/11_dp_ate.ipynb #d97ec862
@@ -845,7 +848,7 @@ class ATEFit:
         "The fields as {attribute name: value} (no copies)."
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-# %% ../nbs/11_dp_ate.ipynb #fec0c82f
+# %% ../nbs/11_dp_ate.ipynb #defabaa3
 class DPATE(EstimatorBase):
     """Differentially private average treatment effect (G-formula, IPW or AIPW) with a private confidence interval.
 
@@ -901,7 +904,8 @@ class DPATE(EstimatorBase):
         releases first release the treated count at ``TREATED_COUNT_SHARE`` of the budget and stop with
         ``RareArmError`` (that share charged) when the smaller arm's released share lies below c (Theorem 2e);
         otherwise their private propensity models are centred at the released treated share (a logistic offset:
-        the logit of that share clipped to [c, 1 − c]; post-processing).
+        the logit of that share, shrunk toward ½ by the James–Stein factor of its noise and clipped to [c, 1 − c];
+        post-processing).
     propensity_model, outcome_model : scikit-learn estimators, optional
         Fold design only (cloned per fold; per arm for the outcome). None:
         ``LogisticRegression(solver='newton-cholesky')`` and ``LinearRegression()``.
@@ -1490,7 +1494,7 @@ def _dpate_score_design(self, est:str, design:str, n:int, d:int, budget:tuple) -
     if shrink("crossfit") >= DESIGN_SWITCH_SHRINKAGE and shrink("split") < NUISANCE_SHRINKAGE_LIMIT: return "split"
     return design
 
-# %% ../nbs/11_dp_ate.ipynb #392f5893
+# %% ../nbs/11_dp_ate.ipynb #7ddc6b23
 @method_of(DPATE, "_release_score")
 def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
     "A score design's release (Theorems 1, 2, 2b, 2c, 2e)."
@@ -1512,10 +1516,10 @@ def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
     acc = self._accountant(design, mu, *sb.total)           # fail before the expensive part
     arm_share, offset = None, 0.0
     if private_models and est != "g":                       # Theorem 2e: refuse weights capped for a rare arm
-        arm_share, treated = minority_share_release(t, sb.count, acc, c,
+        arm_share, treated, sd = minority_share_release(t, sb.count, acc, c,
                                                     noise_rng(self.random_state, "DPATE treated count"),
                                                     label=f"DPATE({est}, {design}): treated count (rare-arm check)")
-        offset = propensity_offset(treated, c)              # the propensity models' centre: post-processing
+        offset = propensity_offset(treated, c, sd)          # the propensity models' centre: post-processing
     sc = self._scores(Yc, t, x, B, sb, acc, offset=offset,
                       **{k: v for k, v in plan.items() if k not in ("share", "level")})
     if design == "crossfit":                                 # Theorem 2c: the final stage, after the models

@@ -1,7 +1,8 @@
 """DPATE's split and cross-fitted propensity models are centred at the released treated share (nbs/11_dp_ate.ipynb,
 the nuisance models; notebook 04's public logistic offset): each is fitted with offset = logit(ñ₁/n clipped to
 [c, 1 − c]), ñ₁ the treated count of Theorem 2e. Protected here: the offset is the exact share's logit at ε = ∞ and a
-noisy share's logit otherwise (the same for every model of a release, within the count's noise of the truth); the
+noisy share's logit otherwise (shrunk toward ½ by the James–Stein factor of its noise; the same for every model of a
+release, within the count's noise of the truth); the
 g estimator fits no propensity model; and on a rare arm the centred model's mean propensity is near the share where
 the model without an offset is pulled toward ½."""
 import warnings
@@ -60,7 +61,7 @@ def test_private_share_within_the_count_noise(offsets, design, estimator):
     _fit(Y, T, X, estimator=estimator, design=design)
     assert len(set(offsets)) == 1 and offsets[0] != np.log(q / (1 - q))     # one released share, noisy
     sd = treated_count_sd(4.0, 1e-6)
-    lo, hi = (propensity_offset(q + s * 6 * sd / n, 0.1) for s in (-1, 1))
+    lo, hi = (propensity_offset(q + s * 6 * sd / n, 0.1, sd / n) for s in (-1, 1))
     assert lo <= offsets[0] <= hi
 
 
