@@ -30,7 +30,7 @@ from .second_stage import clamp_to_feasible
 from .summary import Summary, summary_row
 from .features import StandardizeToBounds
 from .erm import (DPLogisticRegression, DPRidgeRegression, output_perturbation_noise, erm_sensitivity,
-                              ridge_lipschitz, check_lam, ridge_noise, logistic_noise)
+                              ridge_lipschitz, check_lam, ridge_noise, logistic_noise, OFFSET_CAP)
 
 ESTIMATORS = ("g", "ipw", "aipw")
 
@@ -49,8 +49,8 @@ __all__ = ['ESTIMATORS', 'SPLIT_PARTS', 'GRAM_RIDGE_SCALE', 'NUISANCE_SHRINKAGE_
            'split_sensitivity', 'split_nuisance_lam', 'gram_lam', 'nuisance_shrinkage', 'budget_share', 'arm_features',
            'arm_gram', 'centred_coefficients', 'clip_levels', 'score_histogram', 'choose_clip_level',
            'clip_bias_estimate', 'clip_second_moment_bound', 'histogram_interval', 'crossfit_sizes', 'crossfit_parts',
-           'RareArmError', 'minority_share', 'treated_count_sd', 'minority_share_release', 'prefers_lin',
-           'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores',
+           'RareArmError', 'minority_share', 'treated_count_sd', 'minority_share_release', 'propensity_offset',
+           'prefers_lin', 'choose_estimator', 'ATEFit', 'DPATE', 'ScoreBudget', 'score_budget', 'adjusting_n', 'Scores',
            'FinalRelease', 'final_release', 'final_interval', 'att_estimate', 'att_parts_sizes', 'att_parts',
            'MetaAnalysis', 'meta_analysis']
 
@@ -576,16 +576,18 @@ def _check_outcome_models(n_parts, *, d:int, eps, dlt, B, lam):
         check_lam(lam_m, 1.0, R, name="nuisance_lam")
         ridge_noise(k, d + 1, epsilon=e_m, delta=d_m, lam=lam_m, half_range=B, norm_bound=R)
 
-# %% ../nbs/11_dp_ate.ipynb #cfcdb142
-def _check_propensity_models(n_parts, *, d:int, eps, dlt, lam):
+# %% ../nbs/11_dp_ate.ipynb #c8a80d12
+def _check_propensity_models(n_parts, *, d:int, eps, dlt, lam, c:float|None=None):
     """The refusals of the split-design propensity model (`DPLogisticRegression`, method 'auto', its default map,
     ‖φ‖ ≤ 1, d + 1 coefficients) that depend on public inputs only — the penalty floor, and the plan of its noise
-    (`logistic_noise`) — raised before the release charges anything."""
+    (`logistic_noise`) — raised before the release charges anything; with the clip `c`, at the largest offset
+    `propensity_offset` can return (the offset itself is known only after the treated count)."""
     R = StandardizeToBounds().norm_bound
+    o = 0.0 if c is None else propensity_offset(c, c)
     for k in n_parts:
         lam_p = split_nuisance_lam(k, eps, kind="logistic") if lam is None else lam
         check_lam(lam_p, 1.0, R, name="nuisance_lam")
-        if is_private(eps): logistic_noise(k, d + 1, epsilon=eps, delta=dlt, lam=lam_p, norm_bound=R)
+        if is_private(eps): logistic_noise(k, d + 1, epsilon=eps, delta=dlt, lam=lam_p, norm_bound=R, offset=o)
 
 # %% ../nbs/11_dp_ate.ipynb #8eff41ff
 def _arm_centre(Yc, t, I, arm:int, *, eps, dlt, B, part, rng) -> float:
@@ -674,15 +676,17 @@ def _gram_outcome_model(x, t, Yc, I, F, arm:int, *, eps, dlt, x_bounds, B, lam, 
     beta = centred_coefficients(g, p, centre / B, lam_g)
     return _bounded(B * (centre / B + Z[F] @ beta), -B, B, centre, int(F.sum()))
 
-# %% ../nbs/11_dp_ate.ipynb #9a292379
-def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs, prefix=""):
-    "Fit the DP nuisance models on their parts (each charging its part of `block`); predictions on the final part."
+# %% ../nbs/11_dp_ate.ipynb #8aaea057
+def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B, c, lam, block, rngs, prefix="",
+                     offset:float=0.0):
+    """Fit the DP nuisance models on their parts (each charging its part of `block`); predictions on the final part.
+    `offset`: the propensity model's public logistic offset (`propensity_offset`)."""
     F = part == 3
     xF, out = x[F], {}
     if need_pi:
         I = part == 0
         lam_ = split_nuisance_lam(int(I.sum()), eps, kind="logistic") if lam is None else lam
-        m = DPLogisticRegression(epsilon=eps, delta=dlt, lam=lam_, x_bounds=x_bounds,
+        m = DPLogisticRegression(epsilon=eps, delta=dlt, lam=lam_, x_bounds=x_bounds, offset=offset,
                                  accountant=block.part(f"{prefix}propensity"),
                                  label="propensity model", random_state=_seed(rngs[0])).fit(x[I], t[I])
         pi = _bounded(m.predict_proba(xF)[:, 1], c, 1 - c, 0.5, int(F.sum()))
@@ -693,17 +697,18 @@ def _split_nuisances(x, t, Yc, part, *, need_pi, need_mu, eps, dlt, x_bounds, B,
                                                B=B, lam=lam, part=block.part(f"{prefix}outcome{a}"), rng=rngs[1 + a])
     return out
 
-# %% ../nbs/11_dp_ate.ipynb #89ed6d24
-def _split_scores(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt, acc, label, rngs):
+# %% ../nbs/11_dp_ate.ipynb #8e5080ea
+def _split_scores(Yc, t, x, *, estimator, split, x_bounds, lam, B, c, eps, dlt, acc, label, rngs, offset:float=0.0):
     """Theorem 2's nuisance stage on prepared data: returns (Γ on the final part, m, sizes). `rngs`: 4 Generators
-    (split, π, μ₀, μ₁). Charges `acc` one parallel block costing (ε, δ)."""
+    (split, π, μ₀, μ₁); `offset`: the propensity model's. Charges `acc` one parallel block costing (ε, δ)."""
     n = len(Yc)
     sizes = split_sizes(n, split)
     part = make_split(n, sizes, rngs[0])
     with acc.parallel(label) as block:
         with quiet_data_warnings():
             nuis = _split_nuisances(x, t, Yc, part, need_pi=estimator != "g", need_mu=estimator != "ipw", eps=eps,
-                                    dlt=dlt, x_bounds=x_bounds, B=B, c=c, lam=lam, block=block, rngs=rngs[1:])
+                                    dlt=dlt, x_bounds=x_bounds, B=B, c=c, lam=lam, block=block, rngs=rngs[1:],
+                                    offset=offset)
         F = part == 3
         G = ate_scores(estimator, t[F], Yc[F], nuis)
         block.spend(eps, dlt, part="final", label="final average and its standard error")
@@ -786,10 +791,11 @@ def crossfit_parts(n:int, estimator:str, random_state=None) -> tuple:
     cell = check_random_state(random_state).permutation(np.repeat(np.arange(6), crossfit_sizes(n, estimator)))
     return cell // 3, cell % 3
 
-# %% ../nbs/11_dp_ate.ipynb #168bbf3e
-def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc, label, rngs):
+# %% ../nbs/11_dp_ate.ipynb #72f06798
+def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc, label, rngs, offset:float=0.0):
     """Theorem 2c's nuisance stage: every record's score from the other fold's models. `rngs`: 4 Generators
-    (partition, π, μ₀, μ₁). Charges `acc` one parallel block of six nuisance parts costing (ε, δ)."""
+    (partition, π, μ₀, μ₁); `offset`: the propensity models'. Charges `acc` one parallel block of six nuisance parts
+    costing (ε, δ)."""
     fold, sub = crossfit_parts(len(Yc), estimator, rngs[0])
     streams = [spawn_generators(_seed(g), 2) for g in rngs[1:]]
     G = np.empty(len(Yc))
@@ -799,7 +805,7 @@ def _crossfit_scores(Yc, t, x, *, estimator, x_bounds, lam, B, c, eps, dlt, acc,
             with quiet_data_warnings():
                 nuis = _split_nuisances(x, t, Yc, part, need_pi=estimator != "g", need_mu=estimator != "ipw",
                                         eps=eps, dlt=dlt, x_bounds=x_bounds, B=B, c=c, lam=lam, block=block,
-                                        rngs=[g[f] for g in streams], prefix=f"fold {f} ")
+                                        rngs=[g[f] for g in streams], prefix=f"fold {f} ", offset=offset)
             F = part == 3
             G[F] = ate_scores(estimator, t[F], Yc[F], nuis)
     return G
@@ -827,10 +833,11 @@ def treated_count_sd(epsilon:float, delta:float) -> float:
     e_s, d_s = budget_share(epsilon, delta, TREATED_COUNT_SHARE)[:2]
     return float(plan_gaussian(gaussian_sigma(e_s, d_s, 1.0), 1.0, 1).sd)
 
-# %% ../nbs/11_dp_ate.ipynb #5bc39422
-def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> float:
-    """Theorem 2e: the treated count of `t` released at `budget` = (ε_s, δ_s) (None: exact, non-private), charged to
-    `acc` before the draw; returns q̂, or raises RareArmError when q̂ + RARE_ARM_Z·sd/n < c. `rng`: a secret stream."""
+# %% ../nbs/11_dp_ate.ipynb #c91af17e
+def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> tuple:
+    """Theorem 2e: the treated count ñ₁ of `t` released at `budget` = (ε_s, δ_s) (None: exact, non-private), charged
+    to `acc` before the draw; returns (q̂, ñ₁/n, sd/n) with sd the count's public noise sd, or raises RareArmError when
+    q̂ + RARE_ARM_Z·sd/n < c. `rng`: a secret stream."""
     n = len(t)
     count, sd = float(np.sum(t)), 0.0
     if budget is not None:
@@ -847,7 +854,16 @@ def minority_share_release(t, budget, acc, c:float, rng, *, label:str) -> float:
             "the confounding its interval does not cover. Estimate the effect on the treated (estimand='att'), or "
             f"refit with propensity_clip below the share (e.g. {max(q / 2, 1 / n):.2g}; a choice made from this "
             "released share is post-processing) and expect a wider interval", q)
-    return q
+    return q, count / n, sd / n
+
+# %% ../nbs/11_dp_ate.ipynb #2ed5a5c9
+def propensity_offset(treated_share:float, c:float, noise_sd:float=0.0) -> float:
+    """The public offset logit(q̃₁) of the propensity models: q̃₁ = the released treated share, shrunk toward ½ by
+    (1 − noise_sd²/(share − ½)²)₊ (noise_sd: the share's public noise sd; 0 at ε = ∞), clipped to [c, 1 − c]."""
+    d = float(treated_share) - 0.5
+    if noise_sd > 0: d = d * max(0.0, 1.0 - noise_sd ** 2 / d ** 2) if d != 0 else 0.0
+    q = min(max(0.5 + d, c), 1 - c)
+    return float(np.clip(np.log(q) - np.log1p(-q), -OFFSET_CAP, OFFSET_CAP))
 
 # %% ../nbs/11_dp_ate.ipynb #d97ec862
 from .accounting import charge_gaussian
@@ -979,7 +995,10 @@ class DPATE(EstimatorBase):
     propensity_clip : float in (0, 0.5), default 0.1
         c: every propensity estimate is clipped to [c, 1 − c] (public; B_π = 1/c). The split and cross-fitted AIPW/IPW
         releases first release the treated count at ``TREATED_COUNT_SHARE`` of the budget and stop with
-        ``RareArmError`` (that share charged) when the smaller arm's released share lies below c (Theorem 2e).
+        ``RareArmError`` (that share charged) when the smaller arm's released share lies below c (Theorem 2e);
+        otherwise their private propensity models are centred at the released treated share (a logistic offset:
+        the logit of that share, shrunk toward ½ by the James–Stein factor of its noise and clipped to [c, 1 − c];
+        post-processing).
     propensity_model, outcome_model : scikit-learn estimators, optional
         Fold design only (cloned per fold; per arm for the outcome). None: ``PenalisedLogistic()`` and
         ``LeastSquares()``, scikit-learn's ``LogisticRegression()`` and ``LinearRegression()`` objectives in numpy.
@@ -1451,8 +1470,9 @@ def adjusting_n(d:int, epsilon:float, delta:float=1e-6, *, design:str="crossfit"
         lo, hi = (lo, mid) if adjusts(mid) else (mid, hi)
     return int(hi)
 
-# %% ../nbs/11_dp_ate.ipynb #61c99bdd
-def _check_score_models(est:str, design:str, n:int, d:int, x_bounds, B:float, sb:ScoreBudget, *, split, lam):
+# %% ../nbs/11_dp_ate.ipynb #4f856d7b
+def _check_score_models(est:str, design:str, n:int, d:int, x_bounds, B:float, sb:ScoreBudget, *, split, lam,
+                        c:float|None=None):
     "The split and cross-fitted designs' nuisance models' refusals, before any charge; returns the checked x_bounds."
     _check_centred_width(B)
     xb = check_bounds(x_bounds, "x_bounds", n_features=d)
@@ -1461,7 +1481,7 @@ def _check_score_models(est:str, design:str, n:int, d:int, x_bounds, B:float, sb
     if est != "ipw":
         _check_gram_models([int(k) for k in cells[:, 1:].ravel()], d=d, eps=eps_n, dlt=dlt_n, lam=lam)
     if est != "g":
-        _check_propensity_models([int(k) for k in cells[:, 0]], d=d, eps=eps_n, dlt=dlt_n, lam=lam)
+        _check_propensity_models([int(k) for k in cells[:, 0]], d=d, eps=eps_n, dlt=dlt_n, lam=lam, c=c)
     return xb
 
 # %% ../nbs/11_dp_ate.ipynb #7cb71f52
@@ -1477,22 +1497,24 @@ class Scores:
     s1: float                    # sensitivity of τ̂
     s2: float                    # sensitivity of se
 
-# %% ../nbs/11_dp_ate.ipynb #a7f18bda
+# %% ../nbs/11_dp_ate.ipynb #1fcd8437
 @method_of(DPATE, "_scores")
 def _dpate_scores(self, Yc, t, x, B, sb:ScoreBudget, acc, *, estimator, design, c, split, lam, models, folds, has_x,
-                  x_bounds) -> Scores:
-    "The nuisance stage of a score design (the split and cross-fitted designs charge their models to `acc`)."
+                  x_bounds, offset:float=0.0) -> Scores:
+    """The nuisance stage of a score design (the split and cross-fitted designs charge their models to `acc`);
+    `offset`: the split and cross-fitted propensity models' (`propensity_offset`)."""
     est, n, (eps_n, dlt_n) = estimator, len(t), sb.nuisance
     part_rng, *nuis_rngs = spawn_generators(self.random_state, 4)   # public streams [split or folds, π, μ₀, μ₁]
     if design == "split":
         G, m, sizes = _split_scores(Yc, t, x, estimator=est, split=split, x_bounds=x_bounds, lam=lam, B=B, c=c,
                                     eps=eps_n, dlt=dlt_n, acc=acc, label=f"DPATE({est}, split)",
-                                    rngs=[part_rng] + nuis_rngs)
+                                    rngs=[part_rng] + nuis_rngs, offset=offset)
         s = split_sensitivity(est, m, B, c)
         return Scores(G, *_mean_stderr(G), m, sizes, None, s, s)
     if design == "crossfit":
         G = _crossfit_scores(Yc, t, x, estimator=est, x_bounds=x_bounds, lam=lam, B=B, c=c, eps=eps_n, dlt=dlt_n,
-                             acc=acc, label=f"DPATE({est}, crossfit): nuisance models", rngs=[part_rng] + nuis_rngs)
+                             acc=acc, label=f"DPATE({est}, crossfit): nuisance models", rngs=[part_rng] + nuis_rngs,
+                             offset=offset)
         s = split_sensitivity(est, n, B, c)
         return Scores(G, *_mean_stderr(G), n, None, None, s, s)
     K = _check_n_folds(self.n_folds, n, x.shape[1] if has_x else 0)
@@ -1565,7 +1587,7 @@ def _dpate_score_design(self, est:str, design:str, n:int, d:int, budget:tuple) -
     if shrink("crossfit") >= DESIGN_SWITCH_SHRINKAGE and shrink("split") < NUISANCE_SHRINKAGE_LIMIT: return "split"
     return design
 
-# %% ../nbs/11_dp_ate.ipynb #d1aa38e9
+# %% ../nbs/11_dp_ate.ipynb #7ddc6b23
 @method_of(DPATE, "_release_score")
 def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
     "A score design's release (Theorems 1, 2, 2b, 2c, 2e)."
@@ -1582,14 +1604,17 @@ def _dpate_release_score(self, Yc, t, x, B, budget, **plan) -> ATEFit:
                              f"spends 0.01 of the miscoverage on its noise), got {self.level!r}") from None
     if private_models:
         plan["x_bounds"] = _check_score_models(est, design, n, x.shape[1], plan["x_bounds"], B, sb, split=plan["split"],
-                                               lam=plan["lam"])
+                                               lam=plan["lam"], c=c)
     mu, eps, dlt = sb.design
     acc = self._accountant(design, mu, *sb.total)           # fail before the expensive part
-    arm_share = None
+    arm_share, offset = None, 0.0
     if private_models and est != "g":                       # Theorem 2e: refuse weights capped for a rare arm
-        arm_share = minority_share_release(t, sb.count, acc, c, noise_rng(self.random_state, "DPATE treated count"),
-                                           label=f"DPATE({est}, {design}): treated count (rare-arm check)")
-    sc = self._scores(Yc, t, x, B, sb, acc, **{k: v for k, v in plan.items() if k not in ("share", "level")})
+        arm_share, treated, sd = minority_share_release(t, sb.count, acc, c,
+                                                    noise_rng(self.random_state, "DPATE treated count"),
+                                                    label=f"DPATE({est}, {design}): treated count (rare-arm check)")
+        offset = propensity_offset(treated, c, sd)          # the propensity models' centre: post-processing
+    sc = self._scores(Yc, t, x, B, sb, acc, offset=offset,
+                      **{k: v for k, v in plan.items() if k not in ("share", "level")})
     if design == "crossfit":                                 # Theorem 2c: the final stage, after the models
         acc.spend(*((eps - sb.nuisance[0], dlt - sb.nuisance[1]) if private else (np.inf, 0.0)),
                   label=f"DPATE({est}, crossfit): final average")

@@ -21,11 +21,11 @@ from .secure_noise import (GridPlan, plan_gaussian, plan_laplace, grid_release, 
 from collections.abc import Mapping
 
 # %% auto #0
-__all__ = ['OBJECTIVE_FP_SHARE', 'LAM_FLOOR', 'ERM_INPUTS', 'NewtonBound', 'logistic_newton_bound', 'solve_logistic',
-           'solve_ridge', 'erm_sensitivity', 'ridge_lipschitz', 'NoiseSpec', 'output_perturbation_noise',
-           'release_plan', 'perturb_output', 'ObjectivePerturbation', 'objective_perturbation_params', 'ObjectivePlan',
-           'objective_plan', 'objective_noise', 'objective_release', 'check_lam', 'ridge_noise', 'logistic_noise',
-           'DPLogisticRegression', 'DPRidgeRegression']
+__all__ = ['OFFSET_CAP', 'OBJECTIVE_FP_SHARE', 'LAM_FLOOR', 'ERM_INPUTS', 'check_offset', 'NewtonBound', 'logistic_newton_bound',
+           'solve_logistic', 'solve_ridge', 'erm_sensitivity', 'ridge_lipschitz', 'NoiseSpec',
+           'output_perturbation_noise', 'release_plan', 'perturb_output', 'ObjectivePerturbation',
+           'objective_perturbation_params', 'ObjectivePlan', 'objective_plan', 'objective_noise', 'objective_release',
+           'check_lam', 'ridge_noise', 'logistic_noise', 'DPLogisticRegression', 'DPRidgeRegression']
 
 # %% ../nbs/04_dp_erm.ipynb #af5918a6
 from .core import clean_cells, release_guard, method_of   # input policy, fit guard, methods (00_core)
@@ -38,6 +38,22 @@ _C_LOC = np.exp(0.25) * (np.exp(0.5) - 1.5) / 0.25   # c(μ)/μ at μ = 1/2 (0.7
 
 def _gamma(k): return k * _U / (1 - k * _U)
 def _grad_chunk(n:int) -> int: return max(1024, int(np.sqrt(n)))
+
+# %% ../nbs/04_dp_erm.ipynb #abbe8d67
+OFFSET_CAP = 50.0   # public cap on |offset| of the logistic model σ(θᵀφ + offset)
+
+def check_offset(offset, name:str="offset") -> float:
+    "A public logistic offset: a finite real in [−OFFSET_CAP, OFFSET_CAP], returned as a float (else ValueError)."
+    return check_scalar(offset, name, low=-OFFSET_CAP, high=OFFSET_CAP, low_inclusive=True, high_inclusive=True)
+
+# %% ../nbs/04_dp_erm.ipynb #384a2a75
+def _offset_loss_bound(o:float) -> float:
+    "L_o = max_y ℓ(o; y) = log(1 + e^|o|) ≥ J(0)/w_max (log 2 at o = 0)."
+    return float(np.log(2)) if o == 0 else float(np.logaddexp(0.0, abs(o)))
+
+def _theta_bound(lam:float, wb:float, beta:float, o:float=0.0) -> float:
+    "Θ = (β + √(β² + 2Λ'·w_max·L_o))/Λ' ≥ ‖θ_k‖ for every iterate of the solver."
+    return (beta + np.sqrt(beta * beta + 2 * lam * wb * _offset_loss_bound(o))) / lam
 
 # %% ../nbs/04_dp_erm.ipynb #4cc58c8a
 def _weighted_gram(Phi:np.ndarray, h:np.ndarray, chunk:int=65536) -> np.ndarray:
@@ -61,19 +77,21 @@ class NewtonBound(NamedTuple):
     damped_steps: int   # K_d: at most this many damped steps (exact arithmetic)
     local_steps: int    # K_l: at most this many full steps once μ ≤ 1/2
 
-# %% ../nbs/04_dp_erm.ipynb #75a5b996
+# %% ../nbs/04_dp_erm.ipynb #7a0422bd
 def logistic_newton_bound(n:int, d:int, lam:float, *, norm_bound:float=1.0, weight_bound:float=1.0,
                           linear_norm:float=0.0, # β = ‖b‖/n, the norm of the linear term (0 without noise)
-                          tol:float=1e-10) -> NewtonBound:
+                          tol:float=1e-10,
+                          offset:float=0.0) -> NewtonBound: # public o of the model σ(θᵀφ + o)
     "τ, K_d and K_l of the damped Newton solver for regularised logistic ERM (all public or noise-only quantities)."
-    R, wb, beta = float(norm_bound), float(weight_bound), float(linear_norm)
-    Theta = (beta + np.sqrt(beta * beta + 2 * lam * wb * np.log(2))) / lam        # ‖θ_k‖ ≤ Θ for every iterate
+    R, wb, beta, o = float(norm_bound), float(weight_bound), float(linear_norm), check_offset(offset)
+    Theta = _theta_bound(lam, wb, beta, o)                                      # ‖θ_k‖ ≤ Θ for every iterate
     M = wb * R * R / 4 + lam
     c = _grad_chunk(n)
     K = c + -(-n // c) + 2
     E = wb * R * (_gamma(K) + _gamma(d + 2) * R * Theta / 4 + 5 * _U) + _gamma(3) * (wb * R + lam * Theta + beta)
+    if o != 0: E += wb * R * _gamma(1) * (R * Theta + abs(o)) / 4               # z = fl(fl(φᵀθ) + o)
     tau = max(float(tol), 8 * (E + M * _U * np.sqrt(d) * Theta))
-    k_d = int(np.ceil((wb * np.log(2) + beta * beta / (2 * lam)) * R * R / (_PHI_HALF * lam)))
+    k_d = int(np.ceil((wb * _offset_loss_bound(o) + beta * beta / (2 * lam)) * R * R / (_PHI_HALF * lam)))
     mu_tau = tau / 2 * R / np.sqrt(M * lam)
     k_l = 1 if mu_tau >= 0.5 else 1 + int(np.ceil(np.log2(np.log(_C_LOC * mu_tau) / np.log(_C_LOC / 2))))
     return NewtonBound(tau, k_d, k_l)
@@ -83,7 +101,7 @@ def _damped_decrease(S):
     "h(S) = ((1+S)log(1+S) − S)/S²: the guaranteed decrease of the damped step, per unit of λ²."
     return 0.5 - S / 6 + S * S / 12 if S < 1e-4 else ((1 + S) * np.log1p(S) - S) / (S * S)
 
-# %% ../nbs/04_dp_erm.ipynb #b2f497b4
+# %% ../nbs/04_dp_erm.ipynb #e65e212b
 def solve_logistic(Phi:np.ndarray, # (n, d) features
                    y:np.ndarray, # labels in {0, 1}
                    lam:float, # ridge penalty Λ > 0 (total, including any Δ)
@@ -92,18 +110,21 @@ def solve_logistic(Phi:np.ndarray, # (n, d) features
                    tol:float=1e-10, # required ‖∇J‖₂ (raised to the floating-point floor τ if below it)
                    *, norm_bound:float|None=None, # public R ≥ ‖φ_i‖ (None: read from Phi; pass it in a release)
                    weight_bound:float|None=None, # public w_max ≥ w_i (None: read from w; pass it in a release)
-                   max_iter:int|None=None): # None: the proven bound K_d + K_l; an int caps the steps (tests only)
-    """Exact minimiser of (1/n)Σ wᵢ ℓ(θᵀφᵢ; yᵢ) + (Λ/2)‖θ‖² + linearᵀθ (logistic ℓ) by damped Newton
-    with a proven step bound."""
+                   max_iter:int|None=None, # None: the proven bound K_d + K_l; an int caps the steps (tests only)
+                   offset:float=0.0): # public o: the loss is ℓ(θᵀφᵢ + o; yᵢ)
+    """Exact minimiser of (1/n)Σ wᵢ ℓ(θᵀφᵢ + o; yᵢ) + (Λ/2)‖θ‖² + linearᵀθ (logistic ℓ, public offset o) by damped
+    Newton with a proven step bound."""
     n, d = Phi.shape
+    o = check_offset(offset)
     w = np.ones(n) if w is None else w
     lin = np.zeros(d) if linear is None else np.asarray(linear, float)
     R = float(np.sqrt((Phi * Phi).sum(1).max())) if norm_bound is None else float(norm_bound)
     wb = float(w.max()) if weight_bound is None else float(weight_bound)
-    bound = logistic_newton_bound(n, d, lam, norm_bound=R, weight_bound=wb, linear_norm=np.linalg.norm(lin), tol=tol)
+    bound = logistic_newton_bound(n, d, lam, norm_bound=R, weight_bound=wb, linear_norm=np.linalg.norm(lin), tol=tol,
+                                  offset=o)
     chunk = _grad_chunk(n)
     def f(th):
-        z = Phi @ th
+        z = Phi @ th if o == 0 else Phi @ th + o
         F = np.dot(w, np.logaddexp(0.0, z) - y * z) / n + 0.5 * lam * th @ th + lin @ th
         g = _chunked_rmatvec(Phi, w * (special.expit(z) - y), chunk) / n + lam * th + lin
         return F, g, z
@@ -243,7 +264,7 @@ def objective_perturbation_params(epsilon:float, delta:float=0.0, *, n:int, lam:
         eps1 = epsilon / 2
     return ObjectivePerturbation(Delta, eps1, 2 * np.log1p(cc / (n * (lam + Delta))), NoiseSpec("gamma", G / eps1))
 
-# %% ../nbs/04_dp_erm.ipynb #39f24889
+# %% ../nbs/04_dp_erm.ipynb #ebb21d7f
 OBJECTIVE_FP_SHARE = 1 / 1024  # share of ε and δ that pays for computing objective perturbation in floating point
 
 class ObjectivePlan(NamedTuple):
@@ -253,6 +274,7 @@ class ObjectivePlan(NamedTuple):
     tol: float                      # τ, the solver's public gradient tolerance
     gap: float                      # e ≥ ‖computed minimiser − exact minimiser‖₂
     grid: GridPlan                  # the grid Gaussian that covers the gap (sensitivity 2e at (ε₂, δ₂))
+    offset: float = 0.0             # the public logistic offset τ was derived for (the release solves with it)
 
 # %% ../nbs/04_dp_erm.ipynb #5d2bb4cd
 def _gap_epsilon(epsilon:float, delta2:float, d:int) -> float:
@@ -266,10 +288,10 @@ def _gap_epsilon(epsilon:float, delta2:float, d:int) -> float:
                          "release needs more than half of epsilon; use fewer features or output perturbation")
     return float(optimize.brentq(need, e2, epsilon / 2, xtol=1e-12 * epsilon))
 
-# %% ../nbs/04_dp_erm.ipynb #cc6c3a5f
+# %% ../nbs/04_dp_erm.ipynb #463bd0b8
 def objective_plan(epsilon:float, delta:float, *, n:int, d:int, lam:float,
                    calibrate, # (ε₁, δ₁) ↦ ObjectivePerturbation (Theorem 2, or DP-2ERM's theorem in notebook 15)
-                   norm_bound:float=1.0, weight_bound:float=1.0) -> ObjectivePlan:
+                   norm_bound:float=1.0, weight_bound:float=1.0, offset:float=0.0) -> ObjectivePlan:
     "The public plan of Theorem 3: Theorem 2 at (ε₁, δ₁), the cap on b, the solver's τ, the gap e and its grid release."
     if not delta > 0:
         raise ValueError("objective perturbation needs delta > 0: its floating-point release pays for the sampler's "
@@ -286,10 +308,10 @@ def objective_plan(epsilon:float, delta:float, *, n:int, d:int, lam:float,
     sigma, lam_t = op.noise.scale, lam + op.Delta
     b_cap = sigma * (np.sqrt(d) + np.sqrt(2 * np.log(2 / beta))) * (1 + 2.0 ** -20)
     tol = logistic_newton_bound(n, d, lam_t, norm_bound=norm_bound, weight_bound=weight_bound,
-                                linear_norm=b_cap / n, tol=0.0).tol
+                                linear_norm=b_cap / n, tol=0.0, offset=offset).tol
     gap = 1.125 * tol / lam_t + (np.sqrt(d) * sigma * FINE_ERROR + 2.0 ** -51 * b_cap) / (n * lam_t)
     grid = plan_gaussian(_gaussian_sigma(eps2, s * delta, 2 * gap), 2 * gap, d)
-    return ObjectivePlan(op, lam_t, b_cap, tol, gap, grid)
+    return ObjectivePlan(op, lam_t, b_cap, tol, gap, grid, check_offset(offset))
 
 # %% ../nbs/04_dp_erm.ipynb #1333af2b
 def objective_noise(plan:ObjectivePlan, d:int, rng:np.random.Generator) -> np.ndarray:
@@ -298,18 +320,19 @@ def objective_noise(plan:ObjectivePlan, d:int, rng:np.random.Generator) -> np.nd
         b = plan.params.noise.scale * fine_gaussian(d, rng)
         if np.linalg.norm(b) <= plan.b_cap: return b
 
-# %% ../nbs/04_dp_erm.ipynb #4a55218e
+# %% ../nbs/04_dp_erm.ipynb #2788abe8
 def objective_release(Phi:np.ndarray, # (n, d) features with ‖φᵢ‖ ≤ norm_bound
                       y:np.ndarray, # labels in {0, 1}
                       w:np.ndarray|None, # sample weights in [0, weight_bound] (None: all 1)
                       plan:ObjectivePlan, # from `objective_plan`
                       rng:np.random.Generator, # a secret stream (noise_rng), never stored
                       *, norm_bound:float=1.0, weight_bound:float=1.0) -> np.ndarray:
-    "The (ε, δ)-DP release of Theorem 3: noisy objective, certified solve, the gap covered by a grid release."
+    """The (ε, δ)-DP release of Theorem 3: noisy objective, certified solve (with the plan's offset), the gap covered
+    by a grid release."""
     n, d = Phi.shape
     b = objective_noise(plan, d, rng)
     theta = solve_logistic(Phi, y, plan.lam, w, linear=b / n, tol=plan.tol, norm_bound=norm_bound,
-                           weight_bound=weight_bound)[0]
+                           weight_bound=weight_bound, offset=plan.offset)[0]
     return grid_release(theta, plan.grid, rng)
 
 # %% ../nbs/04_dp_erm.ipynb #de2780f6
@@ -382,9 +405,9 @@ def ridge_noise(n:int, d:int, *, epsilon:float, delta:float, lam:float, half_ran
     release_plan(noise, d)
     return lip, sens, noise
 
-# %% ../nbs/04_dp_erm.ipynb #bfd1acd0
+# %% ../nbs/04_dp_erm.ipynb #8d1a9a33
 def logistic_noise(n:int, d:int, *, epsilon:float, delta:float, lam:float, norm_bound:float, weight_bound:float=1.0,
-                   method:str="auto", constants:str="tight", tol:float=1e-10) -> tuple:
+                   method:str="auto", constants:str="tight", tol:float=1e-10, offset:float=0.0) -> tuple:
     """`DPLogisticRegression`'s noise from public inputs: ('objective', ObjectivePlan) or ('output', (sensitivity,
     NoiseSpec)) — 'auto' takes objective perturbation where its plan exists (ε < ∞ and δ > 0), else output
     perturbation with the solver's tolerance in the sensitivity; raises (before any charge) when neither exists."""
@@ -394,10 +417,11 @@ def logistic_noise(n:int, d:int, *, epsilon:float, delta:float, lam:float, norm_
                                                        constants=constants)
     if method != "output" and is_private(epsilon) and (delta > 0 or method == "objective"):
         try: return "objective", objective_plan(epsilon, delta, n=n, d=d, lam=lam, calibrate=cal,
-                                                norm_bound=norm_bound, weight_bound=weight_bound)
+                                                norm_bound=norm_bound, weight_bound=weight_bound, offset=offset)
         except ValueError:                       # public inputs only: "auto" falls back to output perturbation
             if method == "objective": raise
-    tau = logistic_newton_bound(n, d, lam, norm_bound=norm_bound, weight_bound=weight_bound, tol=tol).tol   # public
+    tau = logistic_newton_bound(n, d, lam, norm_bound=norm_bound, weight_bound=weight_bound, tol=tol,
+                                offset=offset).tol   # public
     sens = erm_sensitivity(n, lam, lipschitz=1.0, norm_bound=norm_bound, weight_bound=weight_bound) + 2 * tau / lam
     noise = output_perturbation_noise(epsilon, delta, sens)
     release_plan(noise, d)
@@ -516,12 +540,13 @@ def _dperm_features(self, X):
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
     return _project_rows(self.feature_map_.transform(X), float(self.feature_map_.norm_bound))
 
-# %% ../nbs/04_dp_erm.ipynb #b7d2aa0c
+# %% ../nbs/04_dp_erm.ipynb #2236f0d1
 class DPLogisticRegression(ClassifierMixin, _DPERM):
     """(ε, δ)-DP L2-regularised logistic regression on a public feature map (replace-one neighbours).
 
-    Objective (1/n)Σ wᵢ ℓ(θᵀφ(xᵢ); yᵢ) + (lam/2)‖θ‖²; scikit-learn equivalent at epsilon=np.inf:
-    LogisticRegression(C=1/(n·lam), fit_intercept=False) on φ(X). method="objective": objective perturbation with
+    Model P(y = 1 | x) = σ(θᵀφ(x) + offset), objective (1/n)Σ wᵢ ℓ(θᵀφ(xᵢ) + offset; yᵢ) + (lam/2)‖θ‖²;
+    scikit-learn equivalent at epsilon=np.inf and offset=0: LogisticRegression(C=1/(n·lam), fit_intercept=False)
+    on φ(X). method="objective": objective perturbation with
     Gaussian b, computed and released on an offset grid (Theorems 2–3; needs δ > 0); method="output": output
     perturbation with l2 sensitivity 2·w_max·R/(n·lam) + solver error (Theorem 1; δ > 0 Gaussian, δ = 0 discrete
     Laplace, both on the grid of notebook 01a); method="auto": objective if δ > 0, else output. w_max = weight_bound
@@ -549,6 +574,9 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     random_state : int, Generator or None
         The noise always comes from fresh OS entropy; random_state seeds it only inside ``reproducible_noise()``
         (teaching, tests: notebook 01a).
+    offset : float in [−50, 50], default 0.0
+        PUBLIC logistic offset o (never from the data, unless through a DP release): the penalty shrinks the fitted
+        log-odds toward o instead of 0. Sensitivities are unchanged (|ℓ'| ≤ 1, ℓ'' ≤ 1/4 hold for ℓ(z + o)).
     tol : float in (0, 1e-8], default 1e-10
         Newton tolerance on ‖∇J‖; the released point is within about tol/(lam+Δ) of the exact minimiser (the damped
         Newton solver has a proven step bound: no max_iter on purpose).
@@ -571,13 +599,14 @@ class DPLogisticRegression(ClassifierMixin, _DPERM):
     """
     def __init__(self, epsilon:float|None=None, delta:float=0.0, lam:float=1e-3, method:str="auto",
                  feature_map=None, x_bounds=None, weight_bound=None, constants:str="tight", accountant=None,
-                 label:str|None=None, random_state=None, tol:float=1e-10, allow_inferred_bounds:bool=False):
+                 label:str|None=None, random_state=None, tol:float=1e-10, allow_inferred_bounds:bool=False,
+                 offset:float=0.0):
         self.epsilon, self.delta, self.lam, self.method, self.feature_map = epsilon, delta, lam, method, feature_map
         self.x_bounds, self.weight_bound, self.constants = x_bounds, weight_bound, constants
         self.accountant, self.label, self.random_state, self.tol = accountant, label, random_state, tol
-        self.allow_inferred_bounds = allow_inferred_bounds
+        self.allow_inferred_bounds, self.offset = allow_inferred_bounds, offset
 
-# %% ../nbs/04_dp_erm.ipynb #6c42d25a
+# %% ../nbs/04_dp_erm.ipynb #7f134c92
 @method_of(DPLogisticRegression, "_fit")
 def _dplogisticregression_fit(self, X, y, sample_weight=None):
     if self.method not in ("auto", "objective", "output"):
@@ -585,13 +614,14 @@ def _dplogisticregression_fit(self, X, y, sample_weight=None):
     if self.constants not in ("tight", "paper"):
         raise ValueError(f"constants must be 'tight' or 'paper', got {self.constants!r}")
     tol = check_scalar(self.tol, "tol", low=0, high=1e-8, high_inclusive=True)   # the exact-minimiser requirement
+    o = check_offset(self.offset)                                               # public
     inferred = self._missing_bounds(sample_weight)                              # before the data is read
     y = _check_labels(y)
     Phi, w, wb, eps, dlt, lam, R, n, fm = self._prepare(X, y, sample_weight, inferred)
     kind, plan = logistic_noise(n, Phi.shape[1], epsilon=eps, delta=dlt, lam=lam, norm_bound=R, weight_bound=wb,
-                                method=self.method, constants=self.constants, tol=tol)   # public: before any charge
+                                method=self.method, constants=self.constants, tol=tol, offset=o)   # before any charge
     if kind == "output":
-        theta = solve_logistic(Phi, y, lam, w, tol=tol, norm_bound=R, weight_bound=wb)[0]   # nothing released yet
+        theta = solve_logistic(Phi, y, lam, w, tol=tol, norm_bound=R, weight_bound=wb, offset=o)[0]   # not released
         (sens, noise), lam_eff = plan, lam
         spent, acc = self._spend(eps, dlt, "output perturbation", inferred)   # raises BudgetError before any noise
         coef = perturb_output(theta, noise, noise_rng(self.random_state, "output perturbation"))
@@ -601,13 +631,17 @@ def _dplogisticregression_fit(self, X, y, sample_weight=None):
         spent, acc = self._spend(eps, dlt, "objective perturbation", inferred)
         coef = objective_release(Phi, y, w, plan, noise_rng(self.random_state, "objective perturbation"),
                                  norm_bound=R, weight_bound=wb)
-    return self._set_fitted(coef_=coef, classes_=np.array([0, 1]), feature_map_=fm, n_features_in_=self._width(X),
-                            sensitivity_=sens, noise_=noise, lam_effective_=lam_eff, epsilon_spent_=spent[0],
-                            delta_spent_=spent[1], charged_to_=acc, bounds_inferred_=inferred)
+    return self._set_fitted(coef_=coef, _offset=o, classes_=np.array([0, 1]), feature_map_=fm,
+                            n_features_in_=self._width(X), sensitivity_=sens, noise_=noise, lam_effective_=lam_eff,
+                            epsilon_spent_=spent[0], delta_spent_=spent[1], charged_to_=acc, bounds_inferred_=inferred)
 
-# %% ../nbs/04_dp_erm.ipynb #742ca80f
+# %% ../nbs/04_dp_erm.ipynb #7142162f
 @method_of(DPLogisticRegression, "decision_function")
-def _dplogisticregression_decision_function(self, X): return self._features(X) @ self.coef_
+def _dplogisticregression_decision_function(self, X):
+    "θᵀφ(x) + o: the released log-odds (o: the offset the model was fitted with)."
+    z = self._features(X) @ self.coef_
+    o = self.__dict__.get("_offset", 0.0)
+    return z if o == 0 else z + o
 
 # %% ../nbs/04_dp_erm.ipynb #49b6e936
 @method_of(DPLogisticRegression, "predict_proba")
