@@ -576,14 +576,15 @@ def _check_outcome_models(n_parts, *, d:int, eps, dlt, B, lam):
         check_lam(lam_m, 1.0, R, name="nuisance_lam")
         ridge_noise(k, d + 1, epsilon=e_m, delta=d_m, lam=lam_m, half_range=B, norm_bound=R)
 
-# %% ../nbs/11_dp_ate.ipynb #c8a80d12
+# %% ../nbs/11_dp_ate.ipynb #a62fab19
 def _check_propensity_models(n_parts, *, d:int, eps, dlt, lam, c:float|None=None):
     """The refusals of the split-design propensity model (`DPLogisticRegression`, method 'auto', its default map,
     ‖φ‖ ≤ 1, d + 1 coefficients) that depend on public inputs only — the penalty floor, and the plan of its noise
-    (`logistic_noise`) — raised before the release charges anything; with the clip `c`, at the largest offset
-    `propensity_offset` can return (the offset itself is known only after the treated count)."""
+    (`logistic_noise`) — raised before the release charges anything; with the clip `c`, at the largest |offset|
+    `propensity_offset` can return (the offset itself is known only after the treated count): the larger of its two
+    clip ends, logit(c) and logit(1 − c), whose floating-point magnitudes can differ in the last bits."""
     R = StandardizeToBounds().norm_bound
-    o = 0.0 if c is None else propensity_offset(c, c)
+    o = 0.0 if c is None else max(abs(propensity_offset(0.0, c)), abs(propensity_offset(1.0, c)))
     for k in n_parts:
         lam_p = split_nuisance_lam(k, eps, kind="logistic") if lam is None else lam
         check_lam(lam_p, 1.0, R, name="nuisance_lam")

@@ -320,7 +320,8 @@ def objective_noise(plan:ObjectivePlan, d:int, rng:np.random.Generator) -> np.nd
         b = plan.params.noise.scale * fine_gaussian(d, rng)
         if np.linalg.norm(b) <= plan.b_cap: return b
 
-# %% ../nbs/04_dp_erm.ipynb #2788abe8
+# %% ../nbs/04_dp_erm.ipynb #47ab38f7
+@release_guard()   # a public release: no floating-point event raises (a trial step's underflow on some data only)
 def objective_release(Phi:np.ndarray, # (n, d) features with ‖φᵢ‖ ≤ norm_bound
                       y:np.ndarray, # labels in {0, 1}
                       w:np.ndarray|None, # sample weights in [0, weight_bound] (None: all 1)
