@@ -1286,17 +1286,23 @@ def _dpate_release_dim(self, Yc, t, x, B, budget, *, level) -> ATEFit:
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
                   noise_sd_ate_=float(np.sqrt(r["noise_var"])), released_sums_=v)
 
-# %% ../nbs/11_dp_ate.ipynb #50e5480c
+# %% ../nbs/11_dp_ate.ipynb #ef6f3d25
+@method_of(DPATE, "_check_trial_estimator")
+def _dpate_check_trial_estimator(self, est:str, folds, fits:str):
+    "The refusals shared by the trial estimators 'lin' and 'ht' (`fits`: what the estimator fits), public inputs only."
+    if self.design != "auto" or folds is not None:
+        raise ValueError(f"design and folds apply to the score estimators 'g', 'ipw', 'aipw'; estimator={est!r} fits "
+                         f"{fits}: leave design='auto' and folds=None")
+    if self.estimand != "ate":
+        raise ValueError(f"estimator={est!r} estimates the ATE (estimand='ate'); a randomised trial's effect on the "
+                         "treated is its difference in means (estimator='auto', randomized=True)")
+
+# %% ../nbs/11_dp_ate.ipynb #6d34826e
 @method_of(DPATE, "_check_lin")
 def _dpate_check_lin(self, est, X, folds, cov, inputs:dict) -> dict:
     "The adjustment's public inputs; `cov`: (X, x_bounds) already encoded by the lin rule (`_route`), or None."
     level = inputs["level"]
-    if self.design != "auto" or folds is not None:
-        raise ValueError("design and folds apply to the score estimators 'g', 'ipw', 'aipw'; estimator='lin' fits "
-                         "one regression on the whole sample: leave design='auto' and folds=None")
-    if self.estimand != "ate":
-        raise ValueError("estimator='lin' estimates the ATE (estimand='ate'); a randomised trial's effect on the "
-                         "treated is its difference in means (estimator='auto', randomized=True)")
+    self._check_trial_estimator("lin", folds, "one regression on the whole sample")
     if cov is None and (X is None or self.x_bounds is None):
         raise ValueError("estimator='lin' needs covariates X and their public x_bounds")
     X, xb = self._covariates(X, True) if cov is None else cov
@@ -1321,19 +1327,14 @@ def _dpate_release_lin(self, Yc, t, x, B, budget, *, x_bounds, level) -> ATEFit:
                   epsilon_spent_=eps, delta_spent_=dlt, outcome_bound_=B, mu1_=mu, stderr_noisy_=r["stderr"],
                   noise_sd_ate_=sd, _lin_release=r["release"])
 
-# %% ../nbs/11_dp_ate.ipynb #7931fd59
+# %% ../nbs/11_dp_ate.ipynb #200fc01e
 @method_of(DPATE, "_check_ht")
 def _dpate_check_ht(self, est, X, folds, cov, inputs:dict) -> dict:
     "The Horvitz–Thompson estimate's public inputs: a declared trial and probability, no design, no folds."
     if not self.randomized or self.assignment_probability is None:
         raise ValueError("estimator='ht' needs a declared randomised trial: randomized=True and the public "
                          "assignment_probability (P(T = 1), in (0, 1))")
-    if self.design != "auto" or folds is not None:
-        raise ValueError("design and folds apply to the score estimators 'g', 'ipw', 'aipw'; estimator='ht' fits "
-                         "no nuisance model: leave design='auto' and folds=None")
-    if self.estimand != "ate":
-        raise ValueError("estimator='ht' estimates the ATE (estimand='ate'); a randomised trial's effect on the "
-                         "treated is its difference in means (estimator='auto', randomized=True)")
+    self._check_trial_estimator("ht", folds, "no nuisance model")
     if cov is None and str(self.estimator).lower() == "ht" and X is not None and self.x_bounds is not None:
         cov = self._covariates(X, True)                          # 'ht' with declared covariates: adjusted
     x, xb = (None, None) if cov is None else cov
